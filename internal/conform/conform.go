@@ -1,0 +1,136 @@
+// Package conform maps the JSON contract of `rlpost conform` (see
+// CONFORMANCE.md in the shared folder) onto the library: one request in, one
+// response out. The command-line tool and the golden-vector tests share it,
+// so what other teams check against is exactly what the tests check.
+//
+// Requests are decoded strictly: an unknown field is an error, so a typo in
+// a field name cannot silently fall back to a default. Computation runs in
+// float64, the precision of the golden vectors.
+package conform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Op computes the response to one request of its kind.
+type Op func(req json.RawMessage) (any, error)
+
+// ErrNotImplemented is returned for an op of the contract that this build
+// does not implement yet.
+var ErrNotImplemented = errors.New("not implemented yet")
+
+// contract lists every op CONFORMANCE.md defines.
+var contract = []string{
+	"policy_loss", "value_loss", "group_advantages", "gae", "bilevel_gae",
+	"tas_weights", "offpolicy_advantages", "appo_weights",
+}
+
+var ops = map[string]Op{}
+
+// register adds an op; each op's file registers itself in init.
+func register(name string, op Op) {
+	if _, dup := ops[name]; dup {
+		panic("conform: op " + name + " registered twice")
+	}
+	ops[name] = op
+}
+
+// Ops returns the names of the implemented ops, sorted.
+func Ops() []string {
+	names := make([]string, 0, len(ops))
+	for n := range ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Implemented reports whether op has an implementation in this build.
+func Implemented(op string) bool { _, ok := ops[op]; return ok }
+
+// Run decodes one request and returns its response object.
+func Run(req []byte) (any, error) {
+	var head struct {
+		Op string `json:"op"`
+	}
+	if err := json.Unmarshal(req, &head); err != nil {
+		return nil, fmt.Errorf("request: %v", err)
+	}
+	if head.Op == "" {
+		return nil, fmt.Errorf("request: missing \"op\" (one of %s)", strings.Join(contract, ", "))
+	}
+	op, ok := ops[head.Op]
+	if !ok {
+		for _, c := range contract {
+			if c == head.Op {
+				return nil, fmt.Errorf("op %q: %w", head.Op, ErrNotImplemented)
+			}
+		}
+		return nil, fmt.Errorf("op %q: unknown (one of %s)", head.Op, strings.Join(contract, ", "))
+	}
+	return op(req)
+}
+
+// decode unmarshals req into v, rejecting unknown fields and trailing data.
+func decode(req json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(req))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("request: %v", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("request: data after the JSON object")
+	}
+	return nil
+}
+
+// matrix converts rows to a batch; name is the request field.
+func matrix(name string, rows [][]float64) (tensor.Batch[float64], error) {
+	x, err := tensor.FromRows[float64](rows)
+	if err != nil {
+		var ae *tensor.ArgError
+		if errors.As(err, &ae) {
+			ae.Arg = name
+		}
+		return x, err
+	}
+	return x, nil
+}
+
+// batches converts several fields at once, stopping at the first error.
+type batches struct{ err error }
+
+func (bs *batches) required(name string, rows [][]float64) tensor.Batch[float64] {
+	if bs.err != nil {
+		return tensor.Batch[float64]{}
+	}
+	if rows == nil {
+		bs.err = tensor.Errorf(tensor.ErrEmpty, name, nil, "missing")
+		return tensor.Batch[float64]{}
+	}
+	x, err := matrix(name, rows)
+	bs.err = err
+	return x
+}
+
+func (bs *batches) optional(name string, rows [][]float64) tensor.Batch[float64] {
+	if bs.err != nil {
+		return tensor.Batch[float64]{}
+	}
+	if rows == nil {
+		return tensor.Batch[float64]{}
+	}
+	x, err := matrix(name, rows)
+	bs.err = err
+	return x
+}
+
+// rows converts a batch to JSON rows.
+func rows(x tensor.Batch[float64]) [][]float64 { return tensor.Rows[float64](x) }

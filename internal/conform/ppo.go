@@ -1,0 +1,174 @@
+package conform
+
+import (
+	"encoding/json"
+
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+func init() {
+	register("policy_loss", policyLoss)
+	register("value_loss", valueLoss)
+}
+
+// PolicyLossRequest is the body of a policy_loss request.
+type PolicyLossRequest struct {
+	Op           string      `json:"op"`
+	Logp         [][]float64 `json:"logp"`
+	OldLogp      [][]float64 `json:"old_logp"`
+	Mask         [][]float64 `json:"mask"`
+	Advantages   [][]float64 `json:"advantages"`
+	ProxLogp     [][]float64 `json:"prox_logp"`
+	RefLogp      [][]float64 `json:"ref_logp"`
+	TokenWeights [][]float64 `json:"token_weights"`
+	Config       struct {
+		ClipLow       float64 `json:"clip_low"`
+		ClipHigh      float64 `json:"clip_high"`
+		DualClip      float64 `json:"dual_clip"`
+		LogRatioClamp float64 `json:"logratio_clamp"`
+		RatioLevel    string  `json:"ratio_level"`
+		Agg           string  `json:"agg"`
+		AggNorm       float64 `json:"agg_norm"`
+		TokenCount    float64 `json:"token_count"`
+		KLCoef        float64 `json:"kl_coef"`
+		KLEstimator   string  `json:"kl_estimator"`
+		KLClamp       float64 `json:"kl_clamp"`
+		BehaveCap     float64 `json:"behave_cap"`
+		BehaveCapMode string  `json:"behave_cap_mode"`
+	} `json:"config"`
+}
+
+// DecodePolicyLoss turns a policy_loss request into the library's inputs
+// and configuration, with CONFORMANCE.md's defaults for omitted fields.
+func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, error) {
+	var req PolicyLossRequest
+	c := &req.Config
+	c.ClipLow, c.ClipHigh, c.LogRatioClamp = 0.2, 0.2, 20
+	c.RatioLevel, c.Agg, c.KLEstimator = "token", "token-mean", "k3"
+	c.BehaveCap, c.BehaveCapMode = 5, "truncate"
+	if err := decode(raw, &req); err != nil {
+		return ppo.Inputs[float64]{}, ppo.Config{}, err
+	}
+	var bs batches
+	in := ppo.Inputs[float64]{
+		Logp:         bs.required("logp", req.Logp),
+		OldLogp:      bs.required("old_logp", req.OldLogp),
+		Mask:         bs.required("mask", req.Mask),
+		Advantages:   bs.required("advantages", req.Advantages),
+		ProxLogp:     bs.optional("prox_logp", req.ProxLogp),
+		RefLogp:      bs.optional("ref_logp", req.RefLogp),
+		TokenWeights: bs.optional("token_weights", req.TokenWeights),
+	}
+	if bs.err != nil {
+		return in, ppo.Config{}, bs.err
+	}
+	cfg := ppo.Config{
+		ClipLow:       c.ClipLow,
+		ClipHigh:      c.ClipHigh,
+		DualClip:      c.DualClip,
+		LogRatioClamp: c.LogRatioClamp,
+		KLCoef:        c.KLCoef,
+		KLClamp:       c.KLClamp,
+		BehaveCap:     c.BehaveCap,
+		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount},
+	}
+	var err error
+	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {
+		return in, cfg, err
+	}
+	if cfg.Mode, err = ppo.ParseAggregation(c.Agg); err != nil {
+		return in, cfg, err
+	}
+	if cfg.KLEstimator, err = ppo.ParseKLEstimator(c.KLEstimator); err != nil {
+		return in, cfg, err
+	}
+	if cfg.BehaveCapMode, err = ppo.ParseCapMode(c.BehaveCapMode); err != nil {
+		return in, cfg, err
+	}
+	return in, cfg, nil
+}
+
+// PolicyLossResponse is the answer to a policy_loss request.
+type PolicyLossResponse struct {
+	Loss  float64     `json:"loss"`
+	Grad  [][]float64 `json:"grad"`
+	Stats struct {
+		ClipFracHigh float64 `json:"clip_frac_high"`
+		ClipFracLow  float64 `json:"clip_frac_low"`
+		DualClipFrac float64 `json:"dual_clip_frac"`
+		ApproxKL     float64 `json:"approx_kl"`
+		KL           float64 `json:"kl"`
+	} `json:"stats"`
+}
+
+func policyLoss(raw json.RawMessage) (any, error) {
+	in, cfg, err := DecodePolicyLoss(raw)
+	if err != nil {
+		return nil, err
+	}
+	grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	res, err := ppo.PolicyLoss(grad.Data, in, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out PolicyLossResponse
+	out.Loss, out.Grad = res.Loss, rows(grad)
+	s := &out.Stats
+	s.ClipFracHigh, s.ClipFracLow, s.DualClipFrac = res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac
+	s.ApproxKL, s.KL = res.ApproxKL, res.KL
+	return out, nil
+}
+
+// ValueLossRequest is the body of a value_loss request.
+type ValueLossRequest struct {
+	Op        string      `json:"op"`
+	Values    [][]float64 `json:"values"`
+	OldValues [][]float64 `json:"old_values"`
+	Returns   [][]float64 `json:"returns"`
+	Mask      [][]float64 `json:"mask"`
+	Config    struct {
+		Clip float64 `json:"clip"`
+		Agg  string  `json:"agg"`
+	} `json:"config"`
+}
+
+// DecodeValueLoss turns a value_loss request into the library's inputs and
+// configuration.
+func DecodeValueLoss(raw json.RawMessage) (ppo.ValueInputs[float64], ppo.ValueConfig, error) {
+	var req ValueLossRequest
+	req.Config.Clip, req.Config.Agg = 0.5, "token-mean"
+	if err := decode(raw, &req); err != nil {
+		return ppo.ValueInputs[float64]{}, ppo.ValueConfig{}, err
+	}
+	var bs batches
+	in := ppo.ValueInputs[float64]{
+		Values:    bs.required("values", req.Values),
+		OldValues: bs.optional("old_values", req.OldValues),
+		Returns:   bs.required("returns", req.Returns),
+		Mask:      bs.required("mask", req.Mask),
+	}
+	cfg := ppo.ValueConfig{Clip: req.Config.Clip}
+	if bs.err != nil {
+		return in, cfg, bs.err
+	}
+	var err error
+	cfg.Mode, err = ppo.ParseAggregation(req.Config.Agg)
+	return in, cfg, err
+}
+
+func valueLoss(raw json.RawMessage) (any, error) {
+	in, cfg, err := DecodeValueLoss(raw)
+	if err != nil {
+		return nil, err
+	}
+	grad := tensor.MustNew[float64](in.Values.B, in.Values.T)
+	res, err := ppo.ValueLoss(grad.Data, in, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		Loss float64     `json:"loss"`
+		Grad [][]float64 `json:"grad"`
+	}{res.Loss, rows(grad)}, nil
+}

@@ -1,0 +1,101 @@
+// Package parallel runs the independent pieces of a job on a fixed pool of
+// worker goroutines without allocating.
+//
+// Hot loops in rlpost split a batch into pieces (usually rows) whose results
+// go to separate slots, then combine the slots in a fixed order, so the
+// result does not depend on how many workers ran or which took which piece.
+// Starting goroutines per call would allocate and cost microseconds; the
+// pool is started once and fed through a channel, and the per-call state
+// is recycled through a sync.Pool.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Job is work made of independent pieces 0..n-1. Run may be called from
+// several goroutines at once, each time with a different piece.
+type Job interface {
+	Run(piece int)
+}
+
+type call struct {
+	job  Job
+	n    int64
+	next atomic.Int64
+	wg   sync.WaitGroup
+}
+
+func (c *call) work() {
+	for {
+		i := c.next.Add(1) - 1
+		if i >= c.n {
+			return
+		}
+		c.job.Run(int(i))
+	}
+}
+
+var (
+	startOnce sync.Once
+	queue     chan *call
+	calls     = sync.Pool{New: func() any { return new(call) }}
+)
+
+func start() {
+	workers := runtime.GOMAXPROCS(0) - 1
+	queue = make(chan *call, 64)
+	for range workers {
+		go func() {
+			for c := range queue {
+				c.work()
+				c.wg.Done()
+			}
+		}()
+	}
+}
+
+// Workers returns how many goroutines a Do call may use, the caller's
+// included.
+func Workers() int { return runtime.GOMAXPROCS(0) }
+
+// Do runs job.Run(i) for every i in [0, n) and returns when all are done.
+// The calling goroutine takes part. With helpers ≤ 0 or n ≤ 1 the pieces run
+// in order on the calling goroutine; otherwise up to helpers pool workers
+// join in. Do is safe for concurrent use; nested calls run serially inside
+// the pieces that make them rather than deadlocking, because the caller
+// always works through the pieces itself.
+func Do(job Job, n, helpers int) {
+	if n <= 0 {
+		return
+	}
+	helpers = min(helpers, n-1, runtime.GOMAXPROCS(0)-1)
+	if helpers <= 0 {
+		for i := range n {
+			job.Run(i)
+		}
+		return
+	}
+	startOnce.Do(start)
+	c := calls.Get().(*call)
+	c.job, c.n = job, int64(n)
+	c.next.Store(0)
+	sent := 0
+	for range helpers {
+		c.wg.Add(1)
+		select {
+		case queue <- c:
+			sent++
+		default:
+			// Every worker is busy with other calls; this call's
+			// goroutine does the work itself instead of waiting.
+			c.wg.Done()
+		}
+	}
+	c.work()
+	c.wg.Wait()
+	c.job = nil
+	calls.Put(c)
+}

@@ -1,0 +1,265 @@
+package ppo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Aggregation is how per-token losses L[b,t] are reduced to one number
+// (verl: loss_agg_mode). B′ below is the number of sequences with at least
+// one valid token and |y_b| the number of valid tokens of sequence b.
+type Aggregation int
+
+const (
+	// TokenMean: Σ L·m / N, N the valid tokens of the batch, or Config's
+	// TokenCount when set (DAPO; verl "token-mean"; TRL loss_type "dapo").
+	TokenMean Aggregation = iota
+	// SeqMeanTokenMean: (1/B′) Σ_b (Σ_t L·m)/|y_b| (GRPO; TRL "grpo").
+	SeqMeanTokenMean
+	// SeqMeanTokenSum: (1/B′) Σ_b Σ_t L·m.
+	SeqMeanTokenSum
+	// SeqMeanTokenSumNorm: Σ_b Σ_t L·m / (B′·C), C = AggNorm, or T when
+	// AggNorm is 0 (Dr. GRPO with C the maximum response length; TRL
+	// "dr_grpo").
+	SeqMeanTokenSumNorm
+	// TokenSum: Σ L·m.
+	TokenSum
+)
+
+var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"}
+
+func (a Aggregation) String() string {
+	if a < 0 || int(a) >= len(aggNames) {
+		return fmt.Sprintf("Aggregation(%d)", int(a))
+	}
+	return aggNames[a]
+}
+
+// ParseAggregation returns the Aggregation named s, with the names verl uses.
+func ParseAggregation(s string) (Aggregation, error) {
+	for i, n := range aggNames {
+		if n == s {
+			return Aggregation(i), nil
+		}
+	}
+	return 0, fmt.Errorf("ppo: unknown aggregation %q (want one of %q)", s, aggNames[:])
+}
+
+// RatioLevel says whether the importance ratio is per token or per sequence.
+type RatioLevel int
+
+const (
+	// TokenRatio: r = exp(logp − old_logp) per token (PPO, GRPO, DAPO).
+	TokenRatio RatioLevel = iota
+	// SequenceRatio: s_b = exp(mean over valid t of (logp − old_logp)),
+	// clipped per sequence (GSPO; TRL importance_sampling_level "sequence").
+	SequenceRatio
+)
+
+func (l RatioLevel) String() string {
+	switch l {
+	case TokenRatio:
+		return "token"
+	case SequenceRatio:
+		return "sequence"
+	}
+	return fmt.Sprintf("RatioLevel(%d)", int(l))
+}
+
+// ParseRatioLevel returns the RatioLevel named "token" or "sequence".
+func ParseRatioLevel(s string) (RatioLevel, error) {
+	switch s {
+	case "token":
+		return TokenRatio, nil
+	case "sequence":
+		return SequenceRatio, nil
+	}
+	return 0, fmt.Errorf("ppo: unknown ratio level %q (want \"token\" or \"sequence\")", s)
+}
+
+// KLEstimator is the per-token estimator of KL(π_θ‖π_ref) with
+// x = logp − ref_logp (Schulman's k1, k2, k3).
+type KLEstimator int
+
+const (
+	// K1: x; gradient 1 (verl "kl").
+	K1 KLEstimator = iota
+	// K2: x²/2; gradient x (verl "mse").
+	K2
+	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (verl "low_var_kl", the GRPO
+	// paper's estimator).
+	K3
+)
+
+func (k KLEstimator) String() string {
+	switch k {
+	case K1:
+		return "k1"
+	case K2:
+		return "k2"
+	case K3:
+		return "k3"
+	}
+	return fmt.Sprintf("KLEstimator(%d)", int(k))
+}
+
+// ParseKLEstimator returns the estimator named "k1", "k2" or "k3".
+func ParseKLEstimator(s string) (KLEstimator, error) {
+	switch s {
+	case "k1":
+		return K1, nil
+	case "k2":
+		return K2, nil
+	case "k3":
+		return K3, nil
+	}
+	return 0, fmt.Errorf("ppo: unknown KL estimator %q (want \"k1\", \"k2\" or \"k3\")", s)
+}
+
+// CapMode is how decoupled PPO caps the behaviour importance weight.
+type CapMode int
+
+const (
+	// CapTruncate: w = min(w, cap) (the AReaL paper's code; default).
+	CapTruncate CapMode = iota
+	// CapMask: tokens with w > cap get weight 0 but stay in the denominator
+	// of the aggregation.
+	CapMask
+)
+
+func (m CapMode) String() string {
+	switch m {
+	case CapTruncate:
+		return "truncate"
+	case CapMask:
+		return "mask"
+	}
+	return fmt.Sprintf("CapMode(%d)", int(m))
+}
+
+// ParseCapMode returns the mode named "truncate" or "mask".
+func ParseCapMode(s string) (CapMode, error) {
+	switch s {
+	case "truncate":
+		return CapTruncate, nil
+	case "mask":
+		return CapMask, nil
+	}
+	return 0, fmt.Errorf("ppo: unknown behaviour cap mode %q (want \"truncate\" or \"mask\")", s)
+}
+
+// Reduction configures an aggregation: the mode and the constants that make
+// micro-batches add up to the batch they were cut from.
+type Reduction struct {
+	// Mode is the aggregation (verl loss_agg_mode).
+	Mode Aggregation
+	// Norm is C of SeqMeanTokenSumNorm; 0 means T, the padded length
+	// (verl's choice). Dr. GRPO sets it to the maximum response length.
+	Norm float64
+	// TokenCount, when > 0, replaces the local number of valid tokens as the
+	// denominator of TokenMean. Give every micro-batch the token count of the
+	// whole batch and the micro-batch losses (and gradients) add up exactly
+	// to those of the whole batch.
+	TokenCount float64
+	// SeqCount, when > 0, replaces B′ (the local number of sequences with a
+	// valid token) in the seq-mean modes, for the same reason.
+	SeqCount float64
+}
+
+func (r Reduction) validate(prefix string) error {
+	if r.Mode < TokenMean || r.Mode > TokenSum {
+		return tensor.Errorf(tensor.ErrRange, prefix+"Mode", nil, "%d is not an Aggregation", int(r.Mode))
+	}
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"Norm", r.Norm}, {"TokenCount", r.TokenCount}, {"SeqCount", r.SeqCount}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 1) {
+			return tensor.Errorf(tensor.ErrRange, prefix+f.name, nil, "%v, want a finite number ≥ 0", f.v)
+		}
+	}
+	return nil
+}
+
+// Config is the policy-loss configuration. The zero value is plain PPO with
+// no clipping range, which is never what anyone wants: start from
+// DefaultConfig or a preset of package grpo.
+type Config struct {
+	// ClipLow is ε_low: the ratio is clipped from below at 1 − ClipLow
+	// (verl clip_ratio_low; TRL epsilon). Default 0.2.
+	ClipLow float64
+	// ClipHigh is ε_high: the ratio is clipped from above at 1 + ClipHigh
+	// (verl clip_ratio_high; TRL epsilon_high; DAPO's clip-higher 0.28).
+	ClipHigh float64
+	// DualClip is c > 1 of dual-clip PPO: for A < 0 the loss is at most
+	// −c·A (verl clip_ratio_c, 3.0 there; DAPO 10). 0 turns it off.
+	DualClip float64
+	// LogRatioClamp bounds logp − old_logp to ±LogRatioClamp before exp, so
+	// an outlier token cannot overflow the ratio; the gradient is 0 where
+	// the clamp binds. Default 20; 0 turns it off.
+	LogRatioClamp float64
+	// RatioLevel is TokenRatio (default) or SequenceRatio (GSPO).
+	RatioLevel RatioLevel
+	// Reduction is the aggregation of the per-token loss, shared by the
+	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
+	Reduction
+	// KLCoef is β of the KL penalty to the reference policy (verl
+	// kl_loss_coef; TRL beta). 0 (default) turns it off.
+	KLCoef float64
+	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3.
+	KLEstimator KLEstimator
+	// KLClamp, when > 0, clamps the K3 value to ±KLClamp (verl clamps
+	// low_var_kl at 10); the gradient is 0 where the clamp binds.
+	KLClamp float64
+	// BehaveCap caps the behaviour importance weight of decoupled PPO
+	// (AReaL behav_imp_weight_cap, 5). 0 means no cap. Used only when
+	// Inputs.ProxLogp is given.
+	BehaveCap float64
+	// BehaveCapMode is CapTruncate (default) or CapMask.
+	BehaveCapMode CapMode
+}
+
+// DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both
+// ways, no dual clip, log-ratio clamp 20, token-mean, no KL term, K3 if a
+// KL coefficient is set, behaviour cap 5 with truncation.
+func DefaultConfig() Config {
+	return Config{
+		ClipLow:       0.2,
+		ClipHigh:      0.2,
+		LogRatioClamp: 20,
+		KLEstimator:   K3,
+		BehaveCap:     5,
+	}
+}
+
+// Validate reports the first field of c that is out of its domain.
+func (c Config) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
+	}
+	switch {
+	case !(c.ClipLow >= 0 && c.ClipLow < 1):
+		return bad("ClipLow", "%v not in [0, 1)", c.ClipLow)
+	case !(c.ClipHigh >= 0) || math.IsInf(c.ClipHigh, 1):
+		return bad("ClipHigh", "%v, want a finite number ≥ 0", c.ClipHigh)
+	case c.DualClip != 0 && !(c.DualClip > 1 && !math.IsInf(c.DualClip, 1)):
+		return bad("DualClip", "%v, want 0 (off) or a finite number > 1", c.DualClip)
+	case !(c.LogRatioClamp >= 0) || math.IsInf(c.LogRatioClamp, 1):
+		return bad("LogRatioClamp", "%v, want a finite number ≥ 0", c.LogRatioClamp)
+	case c.RatioLevel != TokenRatio && c.RatioLevel != SequenceRatio:
+		return bad("RatioLevel", "%d is not a RatioLevel", int(c.RatioLevel))
+	case !(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 1):
+		return bad("KLCoef", "%v, want a finite number ≥ 0", c.KLCoef)
+	case c.KLEstimator < K1 || c.KLEstimator > K3:
+		return bad("KLEstimator", "%d is not a KLEstimator", int(c.KLEstimator))
+	case !(c.KLClamp >= 0) || math.IsInf(c.KLClamp, 1):
+		return bad("KLClamp", "%v, want a finite number ≥ 0", c.KLClamp)
+	case !(c.BehaveCap >= 0) || math.IsInf(c.BehaveCap, 1):
+		return bad("BehaveCap", "%v, want 0 (no cap) or a finite number > 0", c.BehaveCap)
+	case c.BehaveCapMode != CapTruncate && c.BehaveCapMode != CapMask:
+		return bad("BehaveCapMode", "%d is not a CapMode", int(c.BehaveCapMode))
+	}
+	return c.Reduction.validate("Config.")
+}

@@ -1,0 +1,92 @@
+package ppo_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+type lossExpected struct {
+	Loss float64     `json:"loss"`
+	Grad [][]float64 `json:"grad"`
+}
+
+// to32 converts every batch of in to float32, the trainer's storage type.
+func to32(in ppo.Inputs[float64]) ppo.Inputs[float32] {
+	c := func(x tensor.Batch[float64]) tensor.Batch[float32] {
+		if x.IsZero() {
+			return tensor.Batch[float32]{}
+		}
+		y := tensor.MustNew[float32](x.B, x.T)
+		if err := tensor.Convert(y, x); err != nil {
+			panic(err)
+		}
+		return y
+	}
+	return ppo.Inputs[float32]{Logp: c(in.Logp), OldLogp: c(in.OldLogp), Advantages: c(in.Advantages), Mask: c(in.Mask),
+		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights)}
+}
+
+func TestPolicyLossGolden(t *testing.T) {
+	for _, c := range golden.Load(t, "policy_loss") {
+		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
+			in, cfg, err := conform.DecodePolicyLoss(c.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want lossExpected
+			if err := json.Unmarshal(c.Expected, &want); err != nil {
+				t.Fatal(err)
+			}
+			grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+			res, err := ppo.PolicyLoss(grad.Data, in, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !golden.Close(res.Loss, want.Loss) {
+				t.Errorf("float64 loss = %.10g, want %.10g", res.Loss, want.Loss)
+			}
+			golden.CheckRows(t, "float64 grad", tensor.Rows[float64](grad), want.Grad)
+
+			in32 := to32(in)
+			grad32 := tensor.MustNew[float32](in.Logp.B, in.Logp.T)
+			res32, err := ppo.PolicyLoss(grad32.Data, in32, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !golden.Close(res32.Loss, want.Loss) {
+				t.Errorf("float32 loss = %.10g, want %.10g", res32.Loss, want.Loss)
+			}
+			golden.CheckRows(t, "float32 grad", tensor.Rows[float64](grad32), want.Grad)
+		})
+	}
+}
+
+func TestValueLossGolden(t *testing.T) {
+	for _, c := range golden.Load(t, "value_loss") {
+		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
+			in, cfg, err := conform.DecodeValueLoss(c.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want lossExpected
+			if err := json.Unmarshal(c.Expected, &want); err != nil {
+				t.Fatal(err)
+			}
+			grad := tensor.MustNew[float64](in.Values.B, in.Values.T)
+			res, err := ppo.ValueLoss(grad.Data, in, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !golden.Close(res.Loss, want.Loss) {
+				t.Errorf("loss = %.10g, want %.10g", res.Loss, want.Loss)
+			}
+			golden.CheckRows(t, "grad", tensor.Rows[float64](grad), want.Grad)
+		})
+	}
+}

@@ -1,0 +1,24 @@
+// Package tensor defines the token-batch layout every rlpost package shares.
+//
+// A token batch holds one number per token of B sequences padded to T
+// positions: log-probabilities, advantages, values, rewards or weights. It is
+// stored as a flat row-major slice, so element (b, t) lives at Data[b*T+t],
+// exactly the memory layout of a contiguous [B, T] tensor in PyTorch or
+// gorgonia. Storage is float32 (what trainers hold) or float64 (what the
+// finite-difference checks and high-precision callers use); every package
+// accumulates sums, means and variances in float64 whatever the storage.
+//
+// A mask is a batch whose entries are exactly 0 or 1. Masks are general: a
+// multi-turn trajectory has observation tokens (mask 0) between the turns the
+// policy generated (mask 1), so nothing in rlpost assumes that the valid
+// tokens of a row form a prefix. Per-row lengths are counts of valid tokens.
+//
+// Validation reports the argument and the position that is wrong through
+// *ArgError, whose Kind can be matched with errors.Is against ErrShape,
+// ErrNonFinite, ErrMask, ErrEmpty and ErrRange.
+//
+// The package has no dependency beyond the standard library; zero-copy
+// interoperation with gorgonia.org/tensor lives in the sub-package
+// tensor/dense so that importers of the core packages do not pull
+// gorgonia's dependency tree.
+package tensor
