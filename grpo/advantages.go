@@ -1,0 +1,284 @@
+package grpo
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Estimator is the baseline subtracted from each reward.
+type Estimator int
+
+const (
+	// GRPO subtracts the group mean.
+	GRPO Estimator = iota
+	// RLOO subtracts the mean of the other members of the group
+	// (leave-one-out).
+	RLOO
+)
+
+// Scale is what the centred reward is divided by.
+type Scale int
+
+const (
+	// ScaleGroup divides by the group's standard deviation + ε (GRPO).
+	ScaleGroup Scale = iota
+	// ScaleBatch divides by the standard deviation of all rewards + ε.
+	ScaleBatch
+	// ScaleNone does not divide (Dr. GRPO; TRL scale_rewards=False).
+	ScaleNone
+)
+
+// Std selects the standard-deviation estimator.
+type Std int
+
+const (
+	// Unbiased divides the sum of squares by n − 1 (torch.std's default).
+	Unbiased Std = iota
+	// Population divides by n.
+	Population
+)
+
+// Config configures Advantages.
+type Config struct {
+	Estimator Estimator
+	Scale     Scale
+	Std       Std
+	// Eps is ε in the denominator, 1e-6 by default.
+	Eps float64
+}
+
+// DefaultConfig is GRPO: group mean and unbiased group std, ε = 1e-6.
+func DefaultConfig() Config { return Config{Eps: 1e-6} }
+
+// Validate reports the first field of c that is out of its domain.
+func (c Config) Validate() error {
+	switch {
+	case c.Estimator != GRPO && c.Estimator != RLOO:
+		return tensor.Errorf(tensor.ErrRange, "Config.Estimator", nil, "%d is not an Estimator", int(c.Estimator))
+	case c.Scale < ScaleGroup || c.Scale > ScaleNone:
+		return tensor.Errorf(tensor.ErrRange, "Config.Scale", nil, "%d is not a Scale", int(c.Scale))
+	case c.Std != Unbiased && c.Std != Population:
+		return tensor.Errorf(tensor.ErrRange, "Config.Std", nil, "%d is not a Std", int(c.Std))
+	case !(c.Eps >= 0) || math.IsInf(c.Eps, 1):
+		return tensor.Errorf(tensor.ErrRange, "Config.Eps", nil, "%v, want a finite number ≥ 0", c.Eps)
+	}
+	return nil
+}
+
+// Stats describe the groups of one Advantages call.
+type Stats struct {
+	// Groups is the number of groups; Singletons those with one member.
+	Groups, Singletons int
+	// Vanishing counts groups of two or more members whose rewards are all
+	// equal: every advantage in them is 0 and they teach nothing.
+	Vanishing int
+	// VanishingFrac = Vanishing / Groups (0 without groups).
+	VanishingFrac float64
+	// MeanReward and StdReward describe all rewards (population std).
+	MeanReward, StdReward float64
+}
+
+// Groups says which rewards form a group: contiguous runs of a fixed size,
+// or members sharing a group id.
+type Groups struct {
+	size   int
+	order  []int // indices of the rewards, group by group (ids only)
+	starts []int // group g is order[starts[g]:starts[g+1]] (ids only)
+	n      int   // number of rewards the ids cover
+}
+
+// Contiguous groups rewards into consecutive runs of size members.
+func Contiguous(size int) Groups { return Groups{size: size} }
+
+// ByID groups rewards by ids[i], the group of reward i; ids may come in any
+// order and any values. Groups are ordered by id. It allocates the index
+// once, so that Advantages on the result does not.
+func ByID(ids []int) (Groups, error) {
+	if len(ids) == 0 {
+		return Groups{}, tensor.Errorf(tensor.ErrEmpty, "group_ids", nil, "no rewards")
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return ids[a] - ids[b] })
+	starts := []int{0}
+	for k := 1; k < len(order); k++ {
+		if ids[order[k]] != ids[order[k-1]] {
+			starts = append(starts, k)
+		}
+	}
+	starts = append(starts, len(order))
+	return Groups{order: order, starts: starts, n: len(ids)}, nil
+}
+
+// count returns the number of groups for n rewards, or an error if g does
+// not fit them.
+func (g Groups) count(n int) (int, error) {
+	if g.order != nil {
+		if n != g.n {
+			return 0, tensor.Errorf(tensor.ErrShape, "group_ids", nil, "cover %d rewards, have %d", g.n, n)
+		}
+		return len(g.starts) - 1, nil
+	}
+	if g.size < 1 {
+		return 0, tensor.Errorf(tensor.ErrRange, "group_size", nil, "%d, want ≥ 1", g.size)
+	}
+	if n%g.size != 0 {
+		return 0, tensor.Errorf(tensor.ErrShape, "group_size", nil, "%d does not divide the %d rewards", g.size, n)
+	}
+	return n / g.size, nil
+}
+
+// members returns the indices of group k: the contiguous range [lo, hi)
+// when idx is nil, else the listed indices.
+func (g Groups) members(k int) (lo, hi int, idx []int) {
+	if g.order != nil {
+		return 0, 0, g.order[g.starts[k]:g.starts[k+1]]
+	}
+	return k * g.size, (k + 1) * g.size, nil
+}
+
+// Advantages writes the advantage of every reward into dst (same length as
+// rewards; it may be rewards itself) and returns group statistics. It
+// allocates nothing.
+func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", err)
+	}
+	n := len(rewards)
+	if n == 0 {
+		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrEmpty, "rewards", nil, "no rewards"))
+	}
+	if len(dst) != n {
+		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
+	}
+	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", err)
+	}
+	groups, err := g.count(n)
+	if err != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", err)
+	}
+	st := Stats{Groups: groups}
+	st.MeanReward, st.StdReward, _ = meanStd(rewards, nil, 0, n, Population)
+	batchStd := 0.0
+	if cfg.Scale == ScaleBatch {
+		_, batchStd, _ = meanStd(rewards, nil, 0, n, cfg.Std)
+	}
+	for k := range groups {
+		lo, hi, idx := g.members(k)
+		var vanished bool
+		var err error
+		if idx == nil {
+			// Contiguous groups: plain slices, which the compiler turns
+			// into tight loops.
+			vanished, err = group(dst[lo:hi], rewards[lo:hi], nil, batchStd, cfg)
+		} else {
+			vanished, err = group(dst, rewards, idx, batchStd, cfg)
+		}
+		if err != nil {
+			return Stats{}, fmt.Errorf("grpo: %w", err)
+		}
+		if hi-lo == 1 || len(idx) == 1 {
+			st.Singletons++
+		} else if vanished {
+			st.Vanishing++
+		}
+	}
+	if groups > 0 {
+		st.VanishingFrac = float64(st.Vanishing) / float64(groups)
+	}
+	return st, nil
+}
+
+// group writes the advantages of one group: the rewards at idx, or all of
+// rewards when idx is nil. It reports whether the group vanished (two or
+// more members, all rewards equal).
+func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Config) (bool, error) {
+	size := len(rewards)
+	if idx != nil {
+		size = len(idx)
+	}
+	at := func(i int) int {
+		if idx != nil {
+			return idx[i]
+		}
+		return i
+	}
+	mean, std, equal := meanStd(rewards, idx, 0, len(rewards), cfg.Std)
+	if size == 1 || equal {
+		// Exactly 0, not the rounding residue of R − mean(R).
+		for i := range size {
+			dst[at(i)] = 0
+		}
+		return size > 1, nil
+	}
+	denom := 1.0
+	switch cfg.Scale {
+	case ScaleGroup:
+		denom = std + cfg.Eps
+	case ScaleBatch:
+		denom = batchStd + cfg.Eps
+	}
+	// RLOO: R_i − (sum − R_i)/(n − 1) = n/(n − 1)·(R_i − mean).
+	centre := 1.0
+	if cfg.Estimator == RLOO {
+		centre = float64(size) / float64(size-1)
+	}
+	scale := centre / denom
+	for i := range size {
+		j := at(i)
+		a := (float64(rewards[j]) - mean) * scale
+		if cfg.Scale == ScaleNone {
+			a = centre * (float64(rewards[j]) - mean)
+		}
+		dst[j] = F(a)
+		if !tensor.IsFinite(dst[j]) {
+			return false, tensor.Errorf(tensor.ErrRange, "dst", tensor.At(j),
+				"advantage %v overflows (Config.Eps = %v with a degenerate spread)", a, cfg.Eps)
+		}
+	}
+	return false, nil
+}
+
+// meanStd returns the mean and standard deviation of the rewards at idx, or
+// of rewards[lo:hi] when idx is nil, in two float64 passes, and whether all
+// of them are equal. With fewer than two values the unbiased std is 0.
+func meanStd[F tensor.Float](rewards []F, idx []int, lo, hi int, kind Std) (mean, std float64, equal bool) {
+	at := func(i int) F {
+		if idx != nil {
+			return rewards[idx[i]]
+		}
+		return rewards[lo+i]
+	}
+	n := hi - lo
+	if idx != nil {
+		n = len(idx)
+	}
+	first := at(0)
+	equal = true
+	var sum float64
+	for i := range n {
+		r := at(i)
+		sum += float64(r)
+		equal = equal && r == first
+	}
+	mean = sum / float64(n)
+	var ss float64
+	for i := range n {
+		d := float64(at(i)) - mean
+		ss += d * d
+	}
+	div := float64(n)
+	if kind == Unbiased {
+		div--
+	}
+	if div <= 0 || equal {
+		return mean, 0, equal
+	}
+	return mean, math.Sqrt(ss / div), equal
+}

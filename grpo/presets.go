@@ -1,0 +1,41 @@
+package grpo
+
+import "github.com/rlpost/rlpost/ppo"
+
+// GRPOLoss returns the GRPO paper's loss (DeepSeekMath; AVATAR Eq. 2): clip
+// ε = 0.2, KL coefficient β = 0.04 with the k3 estimator, each sequence's
+// token mean averaged over sequences (verl loss_agg_mode
+// "seq-mean-token-mean"; TRL loss_type "grpo").
+func GRPOLoss() ppo.Config {
+	c := ppo.DefaultConfig()
+	c.KLCoef, c.KLEstimator = 0.04, ppo.K3
+	c.Mode = ppo.SeqMeanTokenMean
+	return c
+}
+
+// DrGRPOLoss returns Dr. GRPO's loss: no KL, token sums normalised by a
+// constant maxLen for every sequence (verl "seq-mean-token-sum-norm"; TRL
+// "dr_grpo"). Pair it with Config{Scale: ScaleNone} advantages.
+func DrGRPOLoss(maxLen int) ppo.Config {
+	c := ppo.DefaultConfig()
+	c.Mode, c.Norm = ppo.SeqMeanTokenSumNorm, float64(maxLen)
+	return c
+}
+
+// DAPOLoss returns DAPO's loss: clip-higher with ε_low = 0.2 and
+// ε_high = 0.28, token-level mean over the batch, no KL term.
+func DAPOLoss() ppo.Config {
+	c := ppo.DefaultConfig()
+	c.ClipLow, c.ClipHigh = 0.2, 0.28
+	c.Mode = ppo.TokenMean
+	return c
+}
+
+// DecoupledLoss returns AReaL's decoupled PPO (seed 002): clip 0.2/0.28
+// against the proximal policy, behaviour importance weight capped at 5 by
+// truncation, token mean, no KL. Give ppo.Inputs a ProxLogp.
+func DecoupledLoss() ppo.Config {
+	c := DAPOLoss()
+	c.BehaveCap, c.BehaveCapMode = 5, ppo.CapTruncate
+	return c
+}
