@@ -140,4 +140,3 @@ func nonFinite(name string, t, i int, v float64) error {
 func maskError(name string, t, i int, v float64) error {
 	return Errorf(ErrMask, name, pos(t, i), "%v", v)
 }
-
