@@ -16,21 +16,6 @@ type lossExpected struct {
 	Grad [][]float64 `json:"grad"`
 }
 
-// to32 converts every batch of in to float32, the trainer's storage type.
-func to32(in ppo.Inputs[float64]) ppo.Inputs[float32] {
-	c := func(x tensor.Batch[float64]) tensor.Batch[float32] {
-		if x.IsZero() {
-			return tensor.Batch[float32]{}
-		}
-		y := tensor.MustNew[float32](x.B, x.T)
-		if err := tensor.Convert(y, x); err != nil {
-			panic(err)
-		}
-		return y
-	}
-	return ppo.Inputs[float32]{Logp: c(in.Logp), OldLogp: c(in.OldLogp), Advantages: c(in.Advantages), Mask: c(in.Mask),
-		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights)}
-}
 
 func TestPolicyLossGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "policy_loss") {

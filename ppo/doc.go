@@ -1,0 +1,77 @@
+// Package ppo computes the policy and critic losses of PPO-family
+// post-training (SPEC §1) and their analytic gradients.
+//
+// Notation: for token t of sequence b, m the loss mask, A the advantage,
+// Δ = logp − old_logp and r = exp(Δ). All losses are minimised.
+//
+// # Clipped surrogate
+//
+// Per token (PPO, Schulman et al. 2017, Eq. 7; asymmetric bounds from DAPO
+// §3.1, "clip-higher"):
+//
+//	ℓ = max(−A·r, −A·clip(r, 1−ε_low, 1+ε_high))
+//
+// and with dual clip c > 1 (Ye et al. 2020) for A < 0: ℓ = min(ℓ, −c·A). The
+// gradient is ∂ℓ/∂logp = −A·r·g with g = 0 where a bound is active —
+// A > 0 and r > 1+ε_high, A < 0 and r < 1−ε_low, A < 0 and r > c — and g = 1
+// otherwise, including exactly on the bounds (torch's clamp is inclusive).
+// Δ is clamped to ±20 before exp (Config.LogRatioClamp) so that no outlier
+// token can overflow the ratio; the gradient is 0 where the clamp binds.
+//
+// # Decoupled PPO
+//
+// With Inputs.ProxLogp (AReaL, seed 002, the decoupled objective) the ratio
+// is r = exp(logp − prox_logp), clipped as above, and each token's loss is
+// multiplied by the behaviour importance weight w = exp(prox_logp −
+// old_logp), a constant capped at Config.BehaveCap by truncation (w =
+// min(w, cap), default 5) or by masking (w = 0 above the cap, the token
+// staying in the denominator).
+//
+// # Sequence-level ratio
+//
+// With Config.RatioLevel = SequenceRatio (GSPO), s_b = exp(mean over valid
+// t of Δ_{b,t}) replaces r for every token of sequence b; the clip decision
+// uses s_b and each token's advantage, and the gradient reaches every valid
+// token equally: ∂/∂logp_t = (Σ_u agg_u·w_u·∂ℓ_u/∂s)·s/|y_b|.
+//
+// # Token weights and KL
+//
+// Inputs.TokenWeights (TAS, APPO or any weighting ≥ 0) multiply the policy
+// term per token. With Config.KLCoef = β > 0 the loss adds β·agg(kl) with
+// x = logp − ref_logp and one of Schulman's estimators: k1 = x, k2 = x²/2,
+// k3 = e^{−x} + x − 1 (gradients 1, x, 1 − e^{−x}); k3 may be clamped to
+// ±Config.KLClamp (verl clamps at 10), with no gradient where it binds.
+//
+// # Aggregation
+//
+// L[b,t] is reduced by Config.Mode, B′ being the sequences with at least one
+// valid token and |y_b| the valid tokens of b:
+//
+//	TokenMean            Σ L·m / N          (N = Σm, or Config.TokenCount)
+//	SeqMeanTokenMean     (1/B′) Σ_b Σ_t L·m / |y_b|
+//	SeqMeanTokenSum      (1/B′) Σ_b Σ_t L·m
+//	SeqMeanTokenSumNorm  Σ_b Σ_t L·m / (B′·C)  (C = Config.Norm, Dr. GRPO)
+//	TokenSum             Σ L·m
+//
+// Sequences with no valid token contribute nothing and never divide by zero.
+// Giving every micro-batch the token count (TokenCount) or sequence count
+// (SeqCount) of the whole batch makes the micro-batch losses and gradients
+// add up exactly to the whole batch's, which is what gradient accumulation
+// needs and what the Python frameworks get wrong by default.
+//
+// # Critic
+//
+// ValueLoss is ½·agg(max((v−R)², (clip(v, v_old−c, v_old+c) − R)²)) with
+// c = 0.5 by default and gradient (v − R), or 0 where the clipped branch
+// strictly wins.
+//
+// # Performance
+//
+// PolicyLoss allocates nothing in steady state, splits the rows of a large
+// batch over the CPUs, and on amd64 processors with AVX2 and FMA runs the
+// float32 token-level path in assembly, four tokens per instruction (the
+// purego build tag turns that off). Sums are formed per row and combined in
+// row order, so the result is the same bits whatever the number of CPUs.
+// Values at mask-0 positions are never read: padding may hold anything,
+// −Inf log-probabilities included.
+package ppo
