@@ -3,27 +3,62 @@ package ppo_test
 import (
 	"testing"
 
+	"github.com/rlpost/rlpost/internal/bench"
 	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/ppo"
 )
 
-// BenchmarkPolicyLoss measures the `rlpost bench -op policy_loss` work:
-// token-mean, clip 0.2/0.28, dual clip 3, k3 KL with β = 0.001.
-func BenchmarkPolicyLoss(b *testing.B) {
-	d, err := benchdata.New(64, 4096)
+// benchLoss times fn over the `rlpost bench` batch of shape [b, t] and
+// reports ns per position.
+func benchLoss(bm *testing.B, b, t int, fn func(d *benchdata.Batch, grad []float32) error) {
+	d, err := benchdata.New(b, t)
 	if err != nil {
-		b.Fatal(err)
+		bm.Fatal(err)
 	}
-	cfg := ppo.DefaultConfig()
-	cfg.ClipHigh, cfg.DualClip, cfg.KLCoef = 0.28, 3, 0.001
-	in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
 	grad := make([]float32, d.Shape.Size())
-	b.ReportAllocs()
-	b.SetBytes(int64(d.Shape.Size()) * 4 * 6)
-	for b.Loop() {
-		if _, err := ppo.PolicyLoss(grad, in, cfg); err != nil {
-			b.Fatal(err)
+	bm.ReportAllocs()
+	for bm.Loop() {
+		if err := fn(d, grad); err != nil {
+			bm.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(d.Shape.Size()), "ns/token")
+	bm.ReportMetric(float64(bm.Elapsed().Nanoseconds())/float64(bm.N)/float64(d.Shape.Size()), "ns/token")
+}
+
+// BenchmarkPolicyLoss is the `rlpost bench -op policy_loss` work: token-mean,
+// clip 0.2/0.28, dual clip 3, k3 KL with β = 0.001, 64 × 4096 tokens.
+func BenchmarkPolicyLoss(b *testing.B) {
+	cfg := bench.PolicyLossConfig()
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
+		_, err := ppo.PolicyLoss(grad, in, cfg)
+		return err
+	})
+}
+
+// BenchmarkPolicyLossGo is the same work through the portable Go loop.
+func BenchmarkPolicyLossGo(b *testing.B) {
+	defer ppo.SetAVX2(ppo.SetAVX2(false))
+	BenchmarkPolicyLoss(b)
+}
+
+// BenchmarkPolicyLossGSPO is the sequence-level ratio on the same batch.
+func BenchmarkPolicyLossGSPO(b *testing.B) {
+	cfg := bench.PolicyLossConfig()
+	cfg.RatioLevel = ppo.SequenceRatio
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
+		_, err := ppo.PolicyLoss(grad, in, cfg)
+		return err
+	})
+}
+
+// BenchmarkValueLoss is the clipped critic loss on the same batch.
+func BenchmarkValueLoss(b *testing.B) {
+	cfg := ppo.DefaultValueConfig()
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+		in := ppo.ValueInputs[float32]{Values: d.Values, OldValues: d.Rewards, Returns: d.Logp, Mask: d.Mask}
+		_, err := ppo.ValueLoss(grad, in, cfg)
+		return err
+	})
 }

@@ -614,7 +614,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 				s.kl += k
 				dl += beta * dk
 			}
-			gv := F(coef * dl)
+			// + 0 turns the −0 of a clipped token into +0, as the
+			// assembly produces it.
+			gv := F(coef*dl + 0)
 			if gv-gv != 0 {
 				return badOverflow, from + start + i
 			}
@@ -728,7 +730,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		if mask[t] == 0 {
 			continue
 		}
-		gv := grad[t] + F(seq)
+		gv := grad[t] + F(seq) + 0
 		if gv-gv != 0 {
 			acc.bad, acc.badCol = badOverflow, t
 			return

@@ -139,6 +139,10 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 			}
 			sum += loss
 			g[t] = F(coef * d)
+			if !tensor.IsFinite(g[t]) {
+				return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "grad", tensor.At(b, t),
+					"%v overflows the storage type (values %v, returns %v)", coef*d, x, r))
+			}
 		}
 		res.Loss += 0.5 * coef * sum
 	}

@@ -1,0 +1,103 @@
+package ppo_test
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/kernel"
+	"github.com/rlpost/rlpost/ppo"
+)
+
+// TestAssemblyMatchesGo runs every configuration of the gradient tests, on
+// wider batches whose lengths are not multiples of 4 and whose padding holds
+// NaN and −Inf, through the AVX2 kernel and through the Go loop, in float32,
+// and compares both with the float64 result.
+func TestAssemblyMatchesGo(t *testing.T) {
+	if !kernel.HasAVX2 {
+		t.Skip("no AVX2 kernel on this processor or build")
+	}
+	for _, c := range gradCases() {
+		for _, shape := range [][2]int{{3, 4}, {5, 37}, {2, 130}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", c.name, shape[0], shape[1]), func(t *testing.T) {
+				spec := c.spec
+				spec.b, spec.t, spec.garbageInPadding = shape[0], shape[1], true
+				in64 := randomInputs(spec)
+				want := make([]float64, in64.Logp.Size())
+				ref, err := ppo.PolicyLoss(want, in64, c.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := to32(in64)
+				run := func(avx bool) (ppo.Result, []float32) {
+					defer ppo.SetAVX2(ppo.SetAVX2(avx))
+					g := make([]float32, in.Logp.Size())
+					res, err := ppo.PolicyLoss(g, in, c.cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return res, g
+				}
+				asm, gAsm := run(true)
+				gor, gGo := run(false)
+				for _, r := range []struct {
+					name string
+					res  ppo.Result
+					g    []float32
+				}{{"assembly", asm, gAsm}, {"Go", gor, gGo}} {
+					if !relClose(r.res.Loss, ref.Loss, 1e-5, 1e-7) {
+						t.Errorf("%s loss %.9g, float64 %.9g", r.name, r.res.Loss, ref.Loss)
+					}
+					for k, v := range r.g {
+						if !relClose(float64(v), want[k], 1e-5, 1e-7) {
+							t.Fatalf("%s grad[%d] = %.9g, float64 %.9g", r.name, k, v, want[k])
+						}
+					}
+					// Float32 inputs round the log-ratios, so a token can
+					// sit on the other side of a bound; allow one.
+					if math.Abs(float64(r.res.ClipFracHigh-ref.ClipFracHigh)*float64(ref.Tokens)) > 1 ||
+						math.Abs(float64(r.res.ClipFracLow-ref.ClipFracLow)*float64(ref.Tokens)) > 1 ||
+						math.Abs(float64(r.res.CappedFrac-ref.CappedFrac)*float64(ref.Tokens)) > 1 {
+						t.Errorf("%s stats %+v, float64 %+v", r.name, r.res.Stats, ref.Stats)
+					}
+					if !relClose(r.res.KL, ref.KL, 1e-5, 1e-7) || !relClose(r.res.MeanRatio, ref.MeanRatio, 1e-5, 1e-7) ||
+						!relClose(r.res.ApproxKL, ref.ApproxKL, 1e-4, 1e-6) || !relClose(r.res.MaxBehaveWeight, ref.MaxBehaveWeight, 1e-5, 0) {
+						t.Errorf("%s stats %+v, float64 %+v", r.name, r.res.Stats, ref.Stats)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBitIdenticalAcrossRunsAndCPUs: the same input gives the same bits on
+// every call, with one CPU or all.
+func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
+	in := to32(randomInputs(batchSpec{b: 40, t: 1031, ref: true, prox: true, weights: true, spread: 0.3, nonPrefix: true, seed: 31}))
+	cfg := ppo.DefaultConfig()
+	cfg.KLCoef, cfg.DualClip = 0.01, 2
+	var first ppo.Result
+	var firstGrad []float32
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i, procs := range []int{1, 2, 4, 1, 2} {
+		runtime.GOMAXPROCS(procs)
+		g := make([]float32, in.Logp.Size())
+		res, err := ppo.PolicyLoss(g, in, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first, firstGrad = res, g
+			continue
+		}
+		if res != first {
+			t.Fatalf("GOMAXPROCS=%d: result %+v, first run %+v", procs, res, first)
+		}
+		for k := range g {
+			if math.Float32bits(g[k]) != math.Float32bits(firstGrad[k]) {
+				t.Fatalf("GOMAXPROCS=%d: grad[%d] = %v, first run %v", procs, k, g[k], firstGrad[k])
+			}
+		}
+	}
+}
