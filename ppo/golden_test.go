@@ -16,7 +16,6 @@ type lossExpected struct {
 	Grad [][]float64 `json:"grad"`
 }
 
-
 func TestPolicyLossGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "policy_loss") {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {

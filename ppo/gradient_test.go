@@ -28,7 +28,9 @@ func gradCases() []struct {
 		{"token-mean/dual/k3/weights", batchSpec{b: 5, t: 9, ref: true, weights: true, spread: 0.4, nonPrefix: true, emptyRow: true, seed: 1},
 			with(func(c *ppo.Config) { c.ClipHigh, c.DualClip, c.KLCoef, c.KLEstimator = 0.28, 1.5, 0.05, ppo.K3 })},
 		{"seq-mean-token-mean/k2", batchSpec{b: 4, t: 11, ref: true, spread: 0.3, nonPrefix: true, seed: 2},
-			with(func(c *ppo.Config) { c.Mode, c.DualClip, c.KLCoef, c.KLEstimator = ppo.SeqMeanTokenMean, 3, 0.1, ppo.K2 })},
+			with(func(c *ppo.Config) {
+				c.Mode, c.DualClip, c.KLCoef, c.KLEstimator = ppo.SeqMeanTokenMean, 3, 0.1, ppo.K2
+			})},
 		{"seq-mean-token-sum/k1", batchSpec{b: 4, t: 7, ref: true, spread: 0.3, emptyRow: true, seed: 3},
 			with(func(c *ppo.Config) { c.Mode, c.KLCoef, c.KLEstimator = ppo.SeqMeanTokenSum, 0.2, ppo.K1 })},
 		{"sum-norm/decoupled-truncate", batchSpec{b: 4, t: 8, prox: true, spread: 0.5, nonPrefix: true, seed: 4},
@@ -40,7 +42,9 @@ func gradCases() []struct {
 		{"logratio-clamp-binds", batchSpec{b: 4, t: 9, spread: 0.6, nonPrefix: true, seed: 7},
 			with(func(c *ppo.Config) { c.LogRatioClamp = 0.25; c.ClipLow, c.ClipHigh = 0.9, 5 })},
 		{"gspo/token-mean/weights/k3", batchSpec{b: 5, t: 8, prox: true, ref: true, weights: true, spread: 0.2, nonPrefix: true, emptyRow: true, seed: 8},
-			with(func(c *ppo.Config) { c.RatioLevel, c.KLCoef, c.BehaveCap, c.ClipLow, c.ClipHigh = ppo.SequenceRatio, 0.05, 1.1, 0.03, 0.03 })},
+			with(func(c *ppo.Config) {
+				c.RatioLevel, c.KLCoef, c.BehaveCap, c.ClipLow, c.ClipHigh = ppo.SequenceRatio, 0.05, 1.1, 0.03, 0.03
+			})},
 		{"gspo/seq-mean-token-mean/dual", batchSpec{b: 6, t: 7, spread: 0.35, seed: 9},
 			with(func(c *ppo.Config) {
 				c.RatioLevel, c.Mode, c.DualClip, c.ClipLow, c.ClipHigh = ppo.SequenceRatio, ppo.SeqMeanTokenMean, 1.05, 0.02, 0.02

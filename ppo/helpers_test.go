@@ -10,12 +10,12 @@ import (
 
 // batchSpec describes a random policy-loss batch.
 type batchSpec struct {
-	b, t                   int
-	prox, ref, weights     bool
-	spread                 float64 // std of logp − old_logp
-	emptyRow, nonPrefix    bool
-	garbageInPadding       bool // NaN/−Inf at mask-0 positions
-	seed                   uint64
+	b, t                int
+	prox, ref, weights  bool
+	spread              float64 // std of logp − old_logp
+	emptyRow, nonPrefix bool
+	garbageInPadding    bool // NaN/−Inf at mask-0 positions
+	seed                uint64
 }
 
 // randomInputs draws a batch as float64; masks are random (non-prefix when
