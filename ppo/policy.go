@@ -166,6 +166,7 @@ func maskError[F tensor.Float](mask tensor.Batch[F], b int) error {
 const (
 	phaseLengths = iota
 	phaseLoss
+	phaseValue
 )
 
 // Reasons a row stops early; the first bad row (in row order) is reported,
@@ -198,6 +199,10 @@ type policyJob[F tensor.Float] struct {
 	lengths []int
 	coef    []float64
 	rows    []rowAcc
+
+	// The critic loss runs on the same machinery.
+	value     ValueInputs[F]
+	valueClip float64
 }
 
 var jobs32, jobs64 sync.Pool
@@ -216,7 +221,7 @@ func getJob[F tensor.Float]() *policyJob[F] {
 
 func putJob[F tensor.Float](j *policyJob[F]) {
 	var z F
-	j.in, j.grad = Inputs[F]{}, nil
+	j.in, j.grad, j.value = Inputs[F]{}, nil, ValueInputs[F]{}
 	if unsafe.Sizeof(z) == 4 {
 		jobs32.Put(j)
 	} else {
@@ -243,6 +248,8 @@ func (j *policyJob[F]) Run(b int) {
 	switch j.phase {
 	case phaseLengths:
 		j.lengths[b] = countRow(j.in.Mask.Row(b))
+	case phaseValue:
+		j.valueRow(b)
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
 		if j.cfg.RatioLevel == SequenceRatio {

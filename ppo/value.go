@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -90,61 +91,42 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 
 	j := getJob[F]()
 	defer putJob(j)
-	j.setup(nil, Inputs[F]{Logp: in.Values}, Config{})
+	j.setup(grad, Inputs[F]{Logp: in.Values, Mask: in.Mask}, Config{})
+	j.value, j.valueClip = in, clip
+	helpers := 0
+	if shape.Size() >= parallelMin {
+		helpers = parallel.Workers() - 1
+	}
+	j.phase = phaseLengths
+	parallel.Do(j, shape.B, helpers)
 	total := 0
-	for b := range shape.B {
-		n := countRow(in.Mask.Row(b))
+	for b, n := range j.lengths {
 		if n < 0 {
 			return ValueResult{}, fmt.Errorf("ppo: %w", maskError(in.Mask, b))
 		}
-		j.lengths[b] = n
 		total += n
 	}
 	if err := rowWeights(j.coef, j.lengths, total, shape.T, cfg.Reduction); err != nil {
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
+	j.phase = phaseValue
+	parallel.Do(j, shape.B, helpers)
 
 	var res ValueResult
 	clipped := 0
-	for b := range shape.B {
-		v, ret, mask := in.Values.Row(b), in.Returns.Row(b), in.Mask.Row(b)
-		var old []F
-		if clip > 0 {
-			old = in.OldValues.Row(b)
+	for b := range j.rows {
+		acc := &j.rows[b]
+		switch acc.bad {
+		case badInput:
+			return ValueResult{}, fmt.Errorf("ppo: %w", nonFiniteAt(b, acc.badCol,
+				named[F]{"values", in.Values}, named[F]{"returns", in.Returns}, named[F]{"old_values", in.OldValues}))
+		case badOverflow:
+			return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "grad", tensor.At(b, acc.badCol),
+				"overflows the storage type (values %v, returns %v)",
+				float64(in.Values.At(b, acc.badCol)), float64(in.Returns.At(b, acc.badCol))))
 		}
-		g := grad[b*shape.T : (b+1)*shape.T]
-		coef := j.coef[b]
-		var sum float64
-		for t := range v {
-			if mask[t] == 0 {
-				g[t] = 0
-				continue
-			}
-			x, r := float64(v[t]), float64(ret[t])
-			e := x - r
-			loss, d := e*e, e
-			check := x + r
-			if old != nil {
-				o := float64(old[t])
-				check += o
-				ec := min(max(x, o-clip), o+clip) - r
-				if ec*ec > loss {
-					loss, d = ec*ec, 0
-					clipped++
-				}
-			}
-			if check-check != 0 {
-				return ValueResult{}, fmt.Errorf("ppo: %w", nonFiniteAt(b, t,
-					named[F]{"values", in.Values}, named[F]{"returns", in.Returns}, named[F]{"old_values", in.OldValues}))
-			}
-			sum += loss
-			g[t] = F(coef * d)
-			if !tensor.IsFinite(g[t]) {
-				return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "grad", tensor.At(b, t),
-					"%v overflows the storage type (values %v, returns %v)", coef*d, x, r))
-			}
-		}
-		res.Loss += 0.5 * coef * sum
+		res.Loss += 0.5 * j.coef[b] * acc.policy
+		clipped += acc.clipHigh
 	}
 	if math.IsInf(res.Loss, 0) {
 		return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "loss", nil, "overflows float64"))
@@ -154,6 +136,67 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 		res.ClipFrac = float64(clipped) / float64(total)
 	}
 	return res, nil
+}
+
+// valueRow computes row b of the critic loss: the sum of the per-token
+// losses goes to rows[b].policy, the count of clipped tokens to clipHigh.
+func (j *policyJob[F]) valueRow(b int) {
+	acc := &j.rows[b]
+	*acc = rowAcc{}
+	in := &j.value
+	T := in.Values.T
+	g := j.grad[b*T : (b+1)*T]
+	if j.lengths[b] == 0 {
+		clear(g)
+		return
+	}
+	v, ret, mask := in.Values.Row(b), in.Returns.Row(b), in.Mask.Row(b)
+	clip := j.valueClip
+	var old []F
+	if clip > 0 {
+		old = in.OldValues.Row(b)
+	}
+	coef := j.coef[b]
+	var sum float64
+	clipped := 0
+	for t := range v {
+		if mask[t] == 0 {
+			g[t] = 0
+			continue
+		}
+		x, r := float64(v[t]), float64(ret[t])
+		e := x - r
+		loss, d := e*e, e
+		check := x + r
+		if old != nil {
+			o := float64(old[t])
+			check += o
+			// Branches, not the min/max builtins: those handle NaN and
+			// signed zeros at several times the cost, and x is finite.
+			vc := x
+			if vc < o-clip {
+				vc = o - clip
+			} else if vc > o+clip {
+				vc = o + clip
+			}
+			if ec := vc - r; ec*ec > loss {
+				loss, d = ec*ec, 0
+				clipped++
+			}
+		}
+		if check-check != 0 {
+			acc.bad, acc.badCol = badInput, t
+			return
+		}
+		sum += loss
+		gv := F(coef*d + 0)
+		if gv-gv != 0 {
+			acc.bad, acc.badCol = badOverflow, t
+			return
+		}
+		g[t] = gv
+	}
+	acc.policy, acc.clipHigh = sum, clipped
 }
 
 // named is an argument and its name, for error messages.
