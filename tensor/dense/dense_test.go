@@ -1,0 +1,140 @@
+package dense_test
+
+import (
+	"errors"
+	"testing"
+
+	gt "gorgonia.org/tensor"
+
+	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/tensor/dense"
+)
+
+func seq(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(i)
+	}
+	return s
+}
+
+// TestRoundTripSharesStorage: Batch → Dense → Batch without a copy.
+func TestRoundTripSharesStorage(t *testing.T) {
+	x, _ := tensor.FromSlice(seq(12), 3, 4)
+	d, err := dense.FromBatch(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Shape(); got[0] != 3 || got[1] != 4 {
+		t.Fatalf("shape %v", got)
+	}
+	if v, _ := d.At(2, 1); v.(float32) != 9 {
+		t.Fatalf("d.At(2,1) = %v, want 9", v)
+	}
+	y, err := dense.ToBatch[float32](d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y.Set(1, 2, 100)
+	if x.At(1, 2) != 100 {
+		t.Fatal("ToBatch copied: a write through it is not seen by the original")
+	}
+	if y.Shape != x.Shape {
+		t.Fatalf("shape %v, want %v", y.Shape, x.Shape)
+	}
+}
+
+// TestViewsAreRejectedOrMaterialised covers the layouts whose backing array
+// is not the elements they describe.
+func TestViewsAreRejectedOrMaterialised(t *testing.T) {
+	full := gt.New(gt.WithShape(4, 6), gt.WithBacking(seq(24)))
+	rowView, err := full.Slice(gt.S(1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	colView, err := full.Slice(nil, gt.S(2, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepView, err := full.Slice(gt.S(0, 4, 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transposed := gt.New(gt.WithShape(4, 6), gt.WithBacking(seq(24)))
+	if err := transposed.T(); err != nil {
+		t.Fatal(err)
+	}
+	colMajor := gt.New(gt.WithShape(2, 3), gt.WithBacking(seq(6)), gt.AsFortran(nil))
+
+	cases := []struct {
+		name string
+		d    gt.Tensor
+		want func(i, j int) float32 // element (i, j) of what the tensor describes
+		b, t int
+	}{
+		{"row slice", rowView, func(i, j int) float32 { return float32((i+1)*6 + j) }, 2, 6},
+		{"column slice (strided)", colView, func(i, j int) float32 { return float32(i*6 + j + 2) }, 4, 3},
+		{"every other row", stepView, func(i, j int) float32 { return float32(2*i*6 + j) }, 2, 6},
+		{"transpose", transposed, func(i, j int) float32 { return float32(j*6 + i) }, 6, 4},
+		{"column-major", colMajor, nil, 2, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.d.(*gt.Dense)
+			if _, err := dense.ToBatch[float32](d); err == nil {
+				t.Fatal("ToBatch accepted a tensor whose backing is not its elements")
+			} else if !errors.Is(err, tensor.ErrShape) {
+				t.Fatalf("error %v is not tensor.ErrShape", err)
+			}
+			got, err := dense.CopyToBatch[float32](d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.B != c.b || got.T != c.t {
+				t.Fatalf("shape [%d, %d], want [%d, %d]", got.B, got.T, c.b, c.t)
+			}
+			for i := range c.b {
+				for j := range c.t {
+					v, err := d.At(i, j)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := v.(float32)
+					if c.want != nil && want != c.want(i, j) {
+						t.Fatalf("gorgonia's At(%d,%d) = %v, test expects %v", i, j, want, c.want(i, j))
+					}
+					if got.At(i, j) != want {
+						t.Fatalf("CopyToBatch(%d,%d) = %v, want %v", i, j, got.At(i, j), want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestToBatchRejectsWrongTypeAndRank(t *testing.T) {
+	f64 := gt.New(gt.WithShape(2, 2), gt.WithBacking([]float64{1, 2, 3, 4}))
+	if _, err := dense.ToBatch[float32](f64); err == nil {
+		t.Error("float64 tensor read as float32")
+	}
+	if b, err := dense.ToBatch[float64](f64); err != nil || b.At(1, 0) != 3 {
+		t.Errorf("float64 tensor: %v, %v", b, err)
+	}
+	cube := gt.New(gt.WithShape(2, 2, 2), gt.WithBacking(seq(8)))
+	if _, err := dense.ToBatch[float32](cube); err == nil {
+		t.Error("3-D tensor accepted")
+	}
+	vec := gt.New(gt.WithShape(5), gt.WithBacking(seq(5)))
+	if b, err := dense.ToBatch[float32](vec); err != nil || b.B != 1 || b.T != 5 || b.At(0, 4) != 4 {
+		t.Errorf("1-D tensor: %v, %v", b, err)
+	}
+	if _, err := dense.ToBatch[float32](nil); err == nil {
+		t.Error("nil tensor accepted")
+	}
+	if _, err := dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)}); err == nil {
+		t.Error("malformed batch accepted")
+	}
+	if _, err := dense.FromBatch(tensor.MustNew[float32](0, 3)); err == nil {
+		t.Error("empty batch accepted")
+	}
+}
