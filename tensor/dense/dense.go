@@ -68,7 +68,7 @@ func ToBatch[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
 		return tensor.Batch[F]{}, fmt.Errorf("dense: %w", tensor.Errorf(tensor.ErrShape, "d", nil,
 			"backing holds %d elements, shape needs %d", len(data), b*t))
 	}
-	return tensor.Batch[F]{Shape: tensor.Shape{B: b, T: t}, Data: data[:b*t : b*t]}, nil
+	return tensor.Batch[F]{Shape: tensor.Shape{B: b, T: t}, Data: data[: b*t : b*t]}, nil
 }
 
 // CopyToBatch returns a new batch holding the elements d describes, whatever
