@@ -90,7 +90,11 @@ func (o Overlong) Penalty(length int) float64 {
 	if length > o.MaxLen {
 		return -o.Factor
 	}
-	return min(-float64(length-(o.MaxLen-o.Buffer))/float64(o.Buffer)*o.Factor, 0)
+	if p := -float64(length-(o.MaxLen-o.Buffer)) / float64(o.Buffer) * o.Factor; p < 0 {
+		return p
+	}
+	return 0 // not min(p, 0), which keeps the −0 of length = MaxLen − Buffer
+
 }
 
 // ApplyOverlong adds o's penalty for lengths[i] to rewards[i] in place.
