@@ -52,6 +52,9 @@ func Ops() []string {
 	return names
 }
 
+// Contract returns the names of every op CONFORMANCE.md defines.
+func Contract() []string { return append([]string(nil), contract...) }
+
 // Implemented reports whether op has an implementation in this build.
 func Implemented(op string) bool { _, ok := ops[op]; return ok }
 

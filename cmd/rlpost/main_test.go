@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/golden"
+)
+
+// TestMain lets the test binary stand in for the rlpost binary, so that the
+// golden command can run `rlpost conform` in subprocesses.
+func TestMain(m *testing.M) {
+	if os.Getenv("RLPOST_TEST_AS_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestConformGolden runs every golden case of every implemented op through
+// the conform command in-process.
+func TestConformGolden(t *testing.T) {
+	dir := golden.Dir()
+	if dir == "" {
+		golden.Load(t, "policy_loss") // fails or skips with the usual message
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatalf("no golden files in %s", dir)
+	}
+	for _, f := range files {
+		op := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if !conform.Implemented(op) {
+			t.Logf("%s: not implemented in this build", op)
+			continue
+		}
+		for _, c := range golden.Load(t, op) {
+			code, out, _ := runCmd(t, string(c.Request), "conform")
+			if code != 0 {
+				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
+			}
+			var got, want any
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%s:%d: %v", op, c.Line, err)
+			}
+			if err := json.Unmarshal(c.Expected, &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := match(got, want, op); err != nil {
+				t.Errorf("%s:%d: %v", op, c.Line, err)
+			}
+		}
+	}
+}
+
+func TestConformErrors(t *testing.T) {
+	cases := []struct {
+		name, req, substr string
+	}{
+		{"not JSON", `{"op": "policy_loss", `, "request"},
+		{"no op", `{"logp": [[1]]}`, `missing "op"`},
+		{"unknown op", `{"op": "frobnicate"}`, "unknown"},
+		{"unknown field", `{"op": "policy_loss", "logp": [[-1]], "old_logp": [[-1]], "mask": [[1]], "advantages": [[1]], "config": {"clip_hgh": 0.3}}`, "clip_hgh"},
+		{"ragged", `{"op": "policy_loss", "logp": [[-1, -1], [-1]], "old_logp": [[-1, -1], [-1, -1]], "mask": [[1, 1], [1, 1]], "advantages": [[1, 1], [1, 1]]}`, "logp[1]"},
+		{"missing field", `{"op": "policy_loss", "logp": [[-1]], "mask": [[1]], "advantages": [[1]]}`, "old_logp"},
+		{"bad mask", `{"op": "policy_loss", "logp": [[-1, -1]], "old_logp": [[-1, -1]], "mask": [[1, 0.5]], "advantages": [[1, 1]]}`, "mask[0,1]"},
+		{"shape mismatch", `{"op": "value_loss", "values": [[1, 2]], "old_values": [[1, 2]], "returns": [[1]], "mask": [[1, 1]]}`, "returns"},
+		{"bad agg", `{"op": "value_loss", "values": [[1]], "old_values": [[1]], "returns": [[1]], "mask": [[1]], "config": {"agg": "mean"}}`, "aggregation"},
+		{"size does not divide", `{"op": "group_advantages", "rewards": [1, 2, 3], "group_size": 2}`, "group_size"},
+		{"both groupings", `{"op": "group_advantages", "rewards": [1, 2], "group_size": 2, "group_ids": [0, 0]}`, "either"},
+		{"negative cap", `{"op": "policy_loss", "logp": [[-1]], "old_logp": [[-1]], "mask": [[1]], "advantages": [[1]], "prox_logp": [[-1]], "config": {"behave_cap": -1}}`, "BehaveCap"},
+		{"huge number", `{"op": "group_advantages", "rewards": [1e400, 2], "group_size": 2}`, "request"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, _ := runCmd(t, c.req, "conform")
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			var resp map[string]string
+			if err := json.Unmarshal([]byte(out), &resp); err != nil {
+				t.Fatalf("output %q is not a JSON object of strings: %v", out, err)
+			}
+			if len(resp) != 1 || !strings.Contains(resp["error"], c.substr) {
+				t.Errorf("response %v, want an error naming %q", resp, c.substr)
+			}
+		})
+	}
+}
+
+func TestConformNotImplementedYet(t *testing.T) {
+	for _, op := range conform.Contract() {
+		if conform.Implemented(op) {
+			continue
+		}
+		code, out, _ := runCmd(t, fmt.Sprintf(`{"op": %q}`, op), "conform")
+		if code != 2 || !strings.Contains(out, "not implemented yet") {
+			t.Errorf("%s: exit %d, %s", op, code, out)
+		}
+	}
+}
+
+func TestBench(t *testing.T) {
+	code, out, errOut := runCmd(t, "", "bench", "-op", "policy_loss", "-B", "4", "-T", "64", "-iters", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"op", "B", "T", "tokens", "ns_per_token", "tokens_per_sec", "allocs_per_iter"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("bench output lacks %q: %s", k, out)
+		}
+	}
+	if res["B"].(float64) != 4 || res["T"].(float64) != 64 || res["ns_per_token"].(float64) <= 0 {
+		t.Errorf("bench output %s", out)
+	}
+	if code, out, _ := runCmd(t, "", "bench", "-op", "nope"); code != 2 || !strings.Contains(out, "error") {
+		t.Errorf("unknown op: exit %d %s", code, out)
+	}
+	if code, out, _ := runCmd(t, "", "bench", "-op", "policy_loss", "-B", "0"); code != 2 || !strings.Contains(out, "-B") {
+		t.Errorf("B = 0: exit %d %s", code, out)
+	}
+	if code, _, _ := runCmd(t, "", "bench"); code != 2 {
+		t.Errorf("no -op: exit %d", code)
+	}
+}
+
+// TestGoldenCommand runs `rlpost golden` the way CI does, with this test
+// binary as the rlpost that it runs in subprocesses.
+func TestGoldenCommand(t *testing.T) {
+	dir := golden.Dir()
+	if dir == "" {
+		t.Skip("no golden folder")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RLPOST_TEST_AS_MAIN", "1")
+	code, out, errOut := runCmd(t, "", "golden", "-bin", exe, filepath.Join(dir, "policy_loss.jsonl"), filepath.Join(dir, "group_advantages.jsonl"))
+	if code != 0 || !strings.Contains(out, "golden: 48 passed, 0 failed, 0 skipped") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+	// A deliberately wrong expectation must fail.
+	bad := filepath.Join(t.TempDir(), "value_loss.jsonl")
+	line := `{"request": {"op": "value_loss", "values": [[1]], "returns": [[0]], "mask": [[1]], "config": {"clip": 0}}, "expected": {"loss": 0.6, "grad": [[1]]}}`
+	if err := os.WriteFile(bad, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCmd(t, "", "golden", "-bin", exe, bad)
+	if code != 1 || !strings.Contains(out, "FAIL value_loss.jsonl:1: .loss = 0.5, want 0.6") {
+		t.Errorf("wrong expectation: exit %d:\n%s", code, out)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, errOut := runCmd(t, ""); code != 2 || !strings.Contains(errOut, "usage") {
+		t.Errorf("no command: exit %d %s", code, errOut)
+	}
+	if code, _, _ := runCmd(t, "", "frob"); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if code, out, _ := runCmd(t, "", "help"); code != 0 || !strings.Contains(out, "conform") {
+		t.Errorf("help: exit %d %s", code, out)
+	}
+}
