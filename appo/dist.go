@@ -46,25 +46,24 @@ func NewDense[F tensor.Float](probs tensor.Batch[F], lengths []int) (*Dense[F], 
 	if err := probs.Check("probs"); err != nil {
 		return nil, fmt.Errorf("appo: %w", err)
 	}
-	start := make([]int, len(lengths)+1)
 	for i, n := range lengths {
 		if n < 0 {
 			return nil, fmt.Errorf("appo: %w", tensor.Errorf(tensor.ErrRange, "lengths", tensor.At(i), "%d is negative", n))
 		}
-		if n > probs.B-start[i] {
-			break // more tokens than rows; reported below
-		}
-		start[i+1] = start[i] + n
 	}
-	if sum(lengths) != probs.B {
+	if total := sum(lengths); total != probs.B {
 		return nil, fmt.Errorf("appo: %w", tensor.Errorf(tensor.ErrShape, "probs", nil,
-			"%d rows, want one per token: Σ lengths = %d", probs.B, sum(lengths)))
+			"%d rows, want one per token: Σ lengths = %d", probs.B, total))
+	}
+	start := make([]int, len(lengths)+1)
+	for i, n := range lengths {
+		start[i+1] = start[i] + n
 	}
 	return &Dense[F]{probs: probs, start: start}, nil
 }
 
-// sum returns the sum of xs, saturating instead of overflowing, for
-// messages about lengths that may be absurd.
+// sum returns the sum of the non-negative xs, saturating at math.MaxInt
+// instead of overflowing.
 func sum(xs []int) int {
 	s := 0
 	for _, x := range xs {

@@ -21,6 +21,9 @@ func (w *Weighter[F]) prepare(dst []F, in Inputs[F], cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if !tensor.IsFinite(F(1 + cfg.Alpha)) {
+		return tensor.Errorf(tensor.ErrRange, "Config.Alpha", nil, "%v: weights up to 1 + α overflow %T", cfg.Alpha, F(0))
+	}
 	g := len(in.Rewards)
 	if g == 0 {
 		return tensor.Errorf(tensor.ErrEmpty, "Rewards", nil, "no responses")
