@@ -102,7 +102,7 @@ func (d *Dense[F]) Dist(_ []F, i, j int) ([]F, error) {
 func (d *Dense[F]) Check(sumTol float64) error {
 	for i := range len(d.start) - 1 {
 		for j := range d.Len(i) {
-			if _, err := checkDist(d.probs.Row(d.start[i]+j), i, j, d.probs.T, sumTol); err != nil {
+			if err := checkDist(d.probs.Row(d.start[i]+j), i, j, d.probs.T, sumTol); err != nil {
 				return fmt.Errorf("appo: %w", err)
 			}
 		}
@@ -110,30 +110,25 @@ func (d *Dense[F]) Check(sumTol float64) error {
 	return nil
 }
 
-// checkDist validates p_{i,j} and returns Σ p log p (0·log 0 = 0), the
-// negative entropy that the KL of the token to any slot mean needs: the
-// check and the entropy share one pass over the row.
-func checkDist[F tensor.Float](p []F, i, j, vocab int, sumTol float64) (float64, error) {
+// checkDist validates p_{i,j}: length V, finite, ≥ 0, summing to 1 within
+// sumTol.
+func checkDist[F tensor.Float](p []F, i, j, vocab int, sumTol float64) error {
 	if len(p) != vocab {
-		return 0, tensor.Errorf(tensor.ErrShape, "Dists", tensor.At(i, j), "length %d, want V = %d", len(p), vocab)
+		return tensor.Errorf(tensor.ErrShape, "Dists", tensor.At(i, j), "length %d, want V = %d", len(p), vocab)
 	}
-	var s, negEnt float64
+	var s float64
 	for v, x := range p {
-		if !tensor.IsFinite(x) {
-			return 0, tensor.Errorf(tensor.ErrNonFinite, "Dists", tensor.At(i, j, v), "%v", float64(x))
+		if !(x >= 0) || !tensor.IsFinite(x) {
+			if !tensor.IsFinite(x) {
+				return tensor.Errorf(tensor.ErrNonFinite, "Dists", tensor.At(i, j, v), "%v", float64(x))
+			}
+			return tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j, v), "probability %v is negative", float64(x))
 		}
-		if x < 0 {
-			return 0, tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j, v), "probability %v is negative", float64(x))
-		}
-		if x > 0 {
-			f := float64(x)
-			s += f
-			negEnt += f * logf(f)
-		}
+		s += float64(x)
 	}
 	if math.Abs(s-1) > sumTol {
-		return 0, tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j),
+		return tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j),
 			"probabilities sum to %.9g, want 1 within Config.SumTol = %g", s, sumTol)
 	}
-	return negEnt, nil
+	return nil
 }

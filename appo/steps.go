@@ -205,7 +205,10 @@ func (p entropyPass[F]) Run(piece int) {
 		w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, j, err)
 		return
 	}
-	w.negEnt[t], w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol)
+	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] == nil {
+		logs(sc.logMean, row)
+		w.negEnt[t] = dot(row, sc.logMean)
+	}
 }
 
 // slotPass computes the discrepancies (Eq. 11) of one slot of one group,
@@ -255,14 +258,12 @@ func (p slotPass[F]) Run(piece int) {
 		}
 	}
 	m := float64(len(sc.rows))
-	for v, x := range lm {
-		// p̄_v = 0 only where every member has p_v = 0, and those terms
-		// are 0·log 0 = 0: any finite value does.
-		lm[v] = 0
-		if x > 0 {
-			lm[v] = logf(x / m)
-		}
+	for v := range lm {
+		lm[v] /= m
 	}
+	// p̄_v = 0 only where every member has p_v = 0, and those terms are
+	// 0·log 0 = 0: logs writes 0 there.
+	logs(lm, lm)
 	for e, row := range sc.rows {
 		w.d[sc.at[e]] = w.negEnt[sc.toks[e]] - dot(row, lm)
 	}
