@@ -2,6 +2,7 @@ package appo
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -46,8 +47,8 @@ func frameAttention[F tensor.Float](dst tensor.Batch[F], layers []tensor.Batch[F
 	if len(layers) == 0 {
 		return tensor.Errorf(tensor.ErrEmpty, "layers", nil, "no layers")
 	}
-	if heads < 1 {
-		return tensor.Errorf(tensor.ErrRange, "heads", nil, "%d, want ≥ 1", heads)
+	if heads < 1 || L > 0 && heads > math.MaxInt/L {
+		return tensor.Errorf(tensor.ErrRange, "heads", nil, "%d, want ≥ 1 (and H·L within int)", heads)
 	}
 	n := layers[0].T
 	for l, a := range layers {

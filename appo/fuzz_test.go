@@ -80,27 +80,12 @@ func FuzzWeights(f *testing.F) {
 				gr.dists[i][j] = p
 			}
 		}
-		in := Inputs[float64]{Rewards: gr.rewards, Attention: make([]tensor.Batch[float64], g)}
-		var rows []float64
-		lengths := make([]int, g)
-		for i := range g {
-			in.Attention[i] = tensor.MustNew[float64](len(gr.attn[i]), nf)
-			for j, row := range gr.attn[i] {
-				copy(in.Attention[i].Row(j), row)
-				rows = append(rows, gr.dists[i][j]...)
-			}
-			lengths[i] = len(gr.attn[i])
+		in := gr.inputs(t)
+		tokens := 0
+		for _, a := range gr.attn {
+			tokens += len(a)
 		}
-		probs, err := tensor.FromSlice(rows, len(rows)/v, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dense, err := NewDense(probs, lengths)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Dists = dense
-		dst := make([]float64, len(rows)/v)
+		dst := make([]float64, tokens)
 
 		res, err := Weights(dst, in, cfg)
 		if err != nil {

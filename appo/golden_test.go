@@ -78,33 +78,29 @@ func TestWeightsGolden(t *testing.T) {
 			if err := json.Unmarshal(c.Expected, &want); err != nil {
 				t.Fatal(err)
 			}
-			n := 0
-			for _, a := range in.Attention {
-				n += a.B
-			}
-			w := make([]float64, n)
-			res, err := appo.Weights(w, in, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(res.Frames, want.Frames) {
-				t.Errorf("float64 frames %v, want %v", res.Frames, want.Frames)
-			}
-			golden.CheckRows(t, "float64 weights", split(w, in.Attention), want.Weights)
-
+			checkWeights(t, "float64", in, cfg, want)
 			// float32 storage: the KL terms are still accumulated in
 			// float64, and the inputs have six significant digits, so
 			// the result must agree to the golden tolerance.
-			in32 := to32(t, in)
-			w32 := make([]float32, n)
-			res32, err := appo.Weights(w32, in32, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(res32.Frames, want.Frames) {
-				t.Errorf("float32 frames %v, want %v", res32.Frames, want.Frames)
-			}
-			golden.CheckRows(t, "float32 weights", split(w32, in32.Attention), want.Weights)
+			checkWeights(t, "float32", to32(t, in), cfg, want)
 		})
 	}
+}
+
+// checkWeights runs one golden case and compares frames and weights.
+func checkWeights[F tensor.Float](t *testing.T, label string, in appo.Inputs[F], cfg appo.Config, want weightsExpected) {
+	t.Helper()
+	n := 0
+	for _, a := range in.Attention {
+		n += a.B
+	}
+	w := make([]F, n)
+	res, err := appo.Weights(w, in, cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if !slices.Equal(res.Frames, want.Frames) {
+		t.Errorf("%s frames %v, want %v", label, res.Frames, want.Frames)
+	}
+	golden.CheckRows(t, label+" weights", split(w, in.Attention), want.Weights)
 }

@@ -156,16 +156,15 @@ func scatter[F tensor.Float](dst, mask tensor.Batch[F], w []F, lengths []int) er
 	if len(lengths) != dst.B {
 		return tensor.Errorf(tensor.ErrShape, "lengths", nil, "length %d, want one per row: %d", len(lengths), dst.B)
 	}
+	if err := tensor.CheckMask("mask", mask); err != nil {
+		return err
+	}
 	total := 0
 	for b, n := range lengths {
 		ones := 0
-		for t, m := range mask.Row(b) {
-			switch m {
-			case 1:
+		for _, m := range mask.Row(b) {
+			if m == 1 {
 				ones++
-			case 0:
-			default:
-				return tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, t), "%v", float64(m))
 			}
 		}
 		if n != ones {
