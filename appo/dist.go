@@ -31,6 +31,19 @@ type Distributions[F tensor.Float] interface {
 	Dist(dst []F, i, j int) ([]F, error)
 }
 
+// Entropies is an optional interface of a Distributions source that knows
+// the entropy of each distribution, as trainers that log the policy's
+// entropy compute it from the logits anyway. The KL of a token to a slot
+// mean is −H(p) − Σ p log p̄, and H(p) is otherwise a logarithm per
+// vocabulary entry of every grouped token — three quarters of the
+// logarithms at the paper's sizes. Entropy(i, j) must be
+// −Σ_v p_v·log p_v (natural log, 0·log 0 = 0) of the distribution Dist
+// returns for the same token; the distribution is still read once and
+// checked. Like Dist, it may be called from several goroutines at once.
+type Entropies interface {
+	Entropy(i, j int) (float64, error)
+}
+
 // Dense is a Distributions held in memory: row start_i + j of a [ΣL_i, V]
 // batch is p_{i,j}. It is the source for tests, the conform tool and
 // callers with few enough tokens to keep every row; it is safe for

@@ -81,6 +81,9 @@ func FuzzWeights(f *testing.F) {
 			}
 		}
 		in := gr.inputs(t)
+		if s.next()%2 == 1 {
+			in.Dists = &withEntropy{Dense: in.Dists.(*Dense[float64])}
+		}
 		tokens := 0
 		for _, a := range gr.attn {
 			tokens += len(a)

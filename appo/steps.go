@@ -78,6 +78,7 @@ func (w *Weighter[F]) prepare(dst []F, in Inputs[F], cfg Config) error {
 		return tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want one weight per token: %d", len(dst), w.start[g])
 	}
 	w.in, w.cfg, w.vocab, w.nf = in, cfg, vocab, nf
+	w.entropies, _ = in.Dists.(Entropies)
 
 	// One top-K buffer serves every selection: it never holds more than
 	// min(K, n) indices.
@@ -205,10 +206,31 @@ func (p entropyPass[F]) Run(piece int) {
 		w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, j, err)
 		return
 	}
-	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] == nil {
+	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] != nil {
+		return
+	}
+	if w.entropies == nil {
 		logs(sc.logMean, row)
 		w.negEnt[t] = dot(row, sc.logMean)
+		return
 	}
+	h, err := w.entropies.Entropy(i, j)
+	if err != nil {
+		w.errs[piece] = fmt.Errorf("Dists.Entropy(%d, %d): %w", i, j, err)
+		return
+	}
+	// An entropy is ≥ 0, or a little below when a probability exceeds 1
+	// within the tolerance on the sum (−p·log p ≥ −SumTol for p ≤ 1 +
+	// SumTol, to first order); anything else is a bug in the source.
+	if !tensor.IsFinite(h) {
+		w.errs[piece] = tensor.Errorf(tensor.ErrNonFinite, "Dists", tensor.At(i, j), "Entropy = %v", h)
+		return
+	}
+	if h < -w.cfg.SumTol {
+		w.errs[piece] = tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j), "Entropy = %v is negative", h)
+		return
+	}
+	w.negEnt[t] = -h
 }
 
 // slotPass computes the discrepancies (Eq. 11) of one slot of one group,

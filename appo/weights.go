@@ -61,10 +61,11 @@ const flatSpread = 1e-12
 // safe for concurrent use; it spreads one call over the cores itself.
 type Weighter[F tensor.Float] struct {
 	// The call in progress, for the parallel passes.
-	in    Inputs[F]
-	cfg   Config
-	vocab int
-	nf    int
+	in        Inputs[F]
+	entropies Entropies // in.Dists, if it gives entropies
+	cfg       Config
+	vocab     int
+	nf        int
 
 	nHigh, nLow int
 
@@ -113,7 +114,7 @@ type scratch[F tensor.Float] struct {
 // in.Dists.Dist from several goroutines at once. dst is unspecified when
 // an error is returned.
 func (w *Weighter[F]) Weights(dst []F, in Inputs[F], cfg Config) (Result, error) {
-	defer func() { w.in = Inputs[F]{} }() // do not keep the caller's data alive
+	defer func() { w.in, w.entropies = Inputs[F]{}, nil }() // do not keep the caller's data alive
 	if err := w.prepare(dst, in, cfg); err != nil {
 		return Result{}, fmt.Errorf("appo: %w", err)
 	}
