@@ -14,10 +14,12 @@
 //	S1 = {o_i : r_i ≥ τ},  S2 = {o_i : r_i < τ}.
 //
 // The attention of response token j to frame f_t is the mean of the
-// attention weights a_jv^(h) over the chosen layers, the heads h and the
-// frame's visual tokens v (Eq. 4, FrameAttention):
+// attention weights a_jv^(h) over the heads h and the frame's visual
+// tokens v (Eq. 4, FrameAttention), H heads and |f_t| tokens:
 //
-//	Attn(j, f_t) = 1/(Σ_h·|f_t|) · Σ_h Σ_{v ∈ f_t} a_jv^(h).
+//	Attn(j, f_t) = 1/(H·|f_t|) · Σ_h Σ_{v ∈ f_t} a_jv^(h),
+//
+// and also over the chosen layers, the last three in the paper's ablation.
 //
 // A response's focus on a frame is the mean of its K1 highest token
 // attentions to it, and it focuses on its K2 frames of highest focus
@@ -47,7 +49,7 @@
 //
 //	W = 1 + α · (1/K) · Σ_k D^(k).
 //
-// So W ∈ [1, 1 + α]. The loss is then (Eq. 13, clipping omitted)
+// So W ∈ [1, 1 + α]. The objective is then (Eq. 13, clipping omitted)
 //
 //	L = 1/Σ|o_i| · Σ_i Σ_t r_{i,t}(θ)·W_{i,t}·A_i,
 //
@@ -81,7 +83,9 @@
 // KL as Σ p log p − Σ p log p̄, computes Σ p log p once per token and
 // log p̄ once per slot, so the logarithms number V per grouped token plus
 // V per slot instead of V per group member, and spreads tokens and slots
-// over the cores. A Weighter keeps its scratch space between calls and
+// over the cores. A source that also implements Entropies (a trainer that
+// logs token entropies has them) saves the logarithms of the first term,
+// most of them. A Weighter keeps its scratch space between calls and
 // allocates nothing once warm. BENCHMARKS.md has the measured times.
 //
 // # A worked example
