@@ -146,6 +146,9 @@ func (c *comparer) valueEqual(g, p *node) bool {
 // setEqual compares finite sets, and a set with a lone value, a tuple or
 // an interval.
 func (c *comparer) setEqual(g, p *node) bool {
+	if g.k == kTuple && assignList(p) || p.k == kTuple && assignList(g) {
+		return c.assignTupleEqual(g, p)
+	}
 	switch {
 	case g.k == kSet && p.k == kSet:
 		return c.matchSets(g.args, p.args)
@@ -169,6 +172,67 @@ func (c *comparer) setEqual(g, p *node) bool {
 		}
 	}
 	return false
+}
+
+// assignList reports whether n lists values of distinct names:
+// x = 3, y = −2.
+func assignList(n *node) bool {
+	if n.k != kSet || len(n.args) < 2 {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, a := range n.args {
+		if a.k != kRel || len(a.args) != 2 || a.ops[0] != opEq || !nameLike(a.args[0]) {
+			return false
+		}
+		name := a.args[0].String()
+		if seen[name] {
+			return false
+		}
+		seen[name] = true
+	}
+	return true
+}
+
+// assignTupleEqual compares a tuple with a list of assignments, in the
+// written order or else in the order of the names: (3, −2) is
+// x = 3, y = −2.
+func (c *comparer) assignTupleEqual(g, p *node) bool {
+	t, list := g, p
+	if p.k == kTuple {
+		t, list = p, g
+	}
+	if len(t.args) != len(list.args) {
+		return false
+	}
+	vals := make([]*node, len(list.args))
+	for i, a := range list.args {
+		vals[i] = a.args[1]
+	}
+	try := func() bool {
+		for i := range t.args {
+			a, b := t.args[i], vals[i]
+			if t == p {
+				a, b = b, a
+			}
+			if !c.equal(a, b) {
+				return false
+			}
+		}
+		return true
+	}
+	if try() {
+		return true
+	}
+	idx := make([]int, len(list.args))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return list.args[idx[a]].args[0].String() < list.args[idx[b]].args[0].String() })
+	for i, j := range idx {
+		vals[i] = list.args[j].args[1]
+	}
+	return try()
 }
 
 // matchSets pairs every gold element with a distinct equal pred element.

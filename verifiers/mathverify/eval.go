@@ -496,9 +496,32 @@ func realArg(z complex128) (float64, bool) {
 	return real(z), true
 }
 
+// trigFuncs take an angle: a degree mark in their argument converts to
+// radians there, while elsewhere 90° is just 90.
+var trigFuncs = setOf("sin", "cos", "tan", "sec", "csc", "cot")
+
+// toRadians rewrites x° as x·π/180.
+func toRadians(n *node) *node {
+	if !n.has(func(x *node) bool { return x.k == kDegree }) {
+		return n
+	}
+	if n.k == kDegree {
+		return bin(kMul, n.args[0], bin(kDiv, cnst("pi"), intNode(180)))
+	}
+	c := *n
+	c.args = make([]*node, len(n.args))
+	for i, a := range n.args {
+		c.args[i] = toRadians(a)
+	}
+	return &c
+}
+
 func (ev *evaluator) evalFunc(n *node, e *env) (complex128, bool) {
 	args := make([]complex128, len(n.args))
 	for i, a := range n.args {
+		if trigFuncs[n.name] {
+			a = toRadians(a)
+		}
 		x, ok := ev.eval(a, e)
 		if !ok {
 			return 0, false

@@ -11,6 +11,7 @@ const (
 	prioFinal   = 0   // "final answer is X", "final answer: X"
 	prioFinalIs = 50  // "final answer … is X"; a choice letter opening a line
 	prioAnswer  = 100 // "answer is X", "answer: … X"
+	prioFormula = 250 // the whole text when it is a formula, not prose
 	prioLast    = 300 // any math environment, number or choice letter
 	prioWhole   = 400 // the whole text, when nothing else parses
 )
@@ -137,9 +138,62 @@ func (x *extractor) collect(tagged bool) {
 	}
 	x.anchors()
 	trimmed := strings.TrimSpace(t)
-	if trimmed != "" && (x.gold || tagged || len(trimmed) <= maxPredWhole) {
+	if trimmed == "" || x.o.BoxedPriority < 0 && (strings.Contains(t, `\boxed`) || strings.Contains(t, `\fbox`)) {
+		return
+	}
+	switch {
+	case formulaLike(t):
+		x.add(candidate{prio: prioFormula, start: 0, end: len(t), raw: t, plain: !x.latex})
+	case x.gold || tagged || len(trimmed) <= maxPredWhole:
 		x.add(candidate{prio: prioWhole, start: 0, end: len(t), raw: t, plain: !x.latex})
 	}
+}
+
+// mathWords are the letter runs of three or more letters a formula may
+// contain outside a command.
+var mathWords = setOf("sin", "cos", "tan", "sec", "csc", "cot", "log", "exp", "sqrt", "abs", "max", "min",
+	"gcd", "lcm", "and", "pi", "inf", "infty", "infinity", "pct", "percent", "percentage",
+	"arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "floor", "ceil")
+
+// formulaLike reports whether s is a bare formula rather than prose: no
+// math delimiters, no \boxed, and no word of three or more letters that is
+// not a function, unit or connective (words inside \text{} are allowed).
+func formulaLike(s string) bool {
+	if len(s) > 2000 || strings.ContainsAny(s, "$") || strings.Contains(s, `\(`) || strings.Contains(s, `\[`) ||
+		strings.Contains(s, `\boxed`) || strings.Contains(s, `\fbox`) {
+		return false
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if name := s[i+1 : j]; textCmds[name] || name == "begin" || name == "end" {
+				if _, end, ok := braced(s, skipSpaces(s, j)); ok {
+					j = end
+				}
+			}
+			if j == i+1 {
+				j++
+			}
+			i = j
+		case isLetter(c):
+			j := i
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if w := strings.ToLower(s[i:j]); j-i >= 3 && !mathWords[w] && !unitWords[w] {
+				return false
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return true
 }
 
 // envAt returns the math environment opening at t[i], if any.
@@ -618,6 +672,8 @@ func numberEnd(t string, i int) int {
 			j++
 		case strings.HasPrefix(t[j:], "{,}") && j+3 < len(t) && isDigit(t[j+3]):
 			j += 3
+		case strings.HasPrefix(t[j:], `\,`) && threeDigits(t, j+2):
+			j += 2
 		case strings.HasPrefix(t[j:], `,\!`):
 			k := skipSpaces(t, j+3)
 			if !threeDigits(t, k) {
@@ -810,21 +866,25 @@ func (x *extractor) valueAt(i int, immediate bool) (candidate, bool) {
 		}
 	}
 	if x.choice {
-		if l, end, ok := x.choiceAt(i); ok {
+		if l, end, ok := x.choiceAt(i, x.o.Choices); ok {
 			return candidate{start: i, end: end, raw: l}, true
 		}
+	}
+	// "The answer is (C)": a lone capital after an answer phrase.
+	if l, end, ok := x.choiceAt(i, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"); ok && immediate {
+		return candidate{start: i, end: end, raw: l}, true
 	}
 	return candidate{}, false
 }
 
 // choiceAt reads a choice letter at t[i]: "C", "(C)", "**C**".
-func (x *extractor) choiceAt(i int) (string, int, bool) {
+func (x *extractor) choiceAt(i int, letters string) (string, int, bool) {
 	t := x.t
 	j := i
 	if j < len(t) && t[j] == '(' {
 		j++
 	}
-	if j >= len(t) || !strings.Contains(x.o.Choices, string(t[j])) || !isLetter(t[j]) {
+	if j >= len(t) || !isLetter(t[j]) || !strings.Contains(letters, string(t[j])) {
 		return "", 0, false
 	}
 	l := string(t[j])
@@ -849,7 +909,7 @@ func (x *extractor) choiceCandidates() {
 		if i > 0 && (isLetter(t[i-1]) || isDigit(t[i-1])) {
 			continue
 		}
-		l, end, ok := x.choiceAt(i)
+		l, end, ok := x.choiceAt(i, x.o.Choices)
 		if !ok {
 			continue
 		}
