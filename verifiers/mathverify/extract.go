@@ -1,6 +1,8 @@
 package mathverify
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,6 +26,7 @@ const (
 	anchorWindow   = 50  // "answer: … X" looks this far
 	finalIsWindow  = 100 // "final answer … is X" looks this far
 	maxJoinedParts = 64
+	maxLast        = 32 // only the last environments and numbers are candidates
 )
 
 type candidate struct {
@@ -62,17 +65,24 @@ func extract(text string, o *Options, gold bool, bud *budget) answer {
 		choice: o.Match&MatchChoice != 0, parenFailLine: -1}
 	x.collect(tagged)
 	cands := x.cands
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
+	// Sort indices, not the candidates themselves: moving strings costs
+	// write barriers.
+	order := make([]int32, len(cands))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int {
+		a, b := &cands[i], &cands[j]
 		if a.prio != b.prio {
-			return a.prio < b.prio
+			return cmp.Compare(a.prio, b.prio)
 		}
 		if a.end != b.end {
-			return a.end > b.end
+			return cmp.Compare(b.end, a.end)
 		}
-		return a.start < b.start
+		return cmp.Compare(a.start, b.start)
 	})
-	for _, c := range cands {
+	for _, i := range order {
+		c := &cands[i]
 		if !bud.ok() {
 			break
 		}
@@ -80,8 +90,8 @@ func extract(text string, o *Options, gold bool, bud *budget) answer {
 			return answer{node: n, raw: strings.TrimSpace(c.raw)}
 		}
 	}
-	if len(cands) > 0 {
-		return answer{raw: strings.TrimSpace(cands[0].raw)}
+	if len(order) > 0 {
+		return answer{raw: strings.TrimSpace(cands[order[0]].raw)}
 	}
 	if gold {
 		return answer{raw: strings.TrimSpace(t)}
@@ -92,6 +102,9 @@ func extract(text string, o *Options, gold bool, bud *budget) answer {
 // answerTag returns the content of the last <answer> block, unclosed
 // blocks running to the end.
 func answerTag(s string) (string, bool) {
+	if !strings.Contains(s, "<answer>") {
+		return s, false
+	}
 	i := strings.LastIndex(s, "<answer>")
 	if i < 0 {
 		return s, false
@@ -101,6 +114,31 @@ func answerTag(s string) (string, bool) {
 		c = c[:j]
 	}
 	return c, true
+}
+
+// tail keeps the last k values added, so that long texts cost no more
+// memory than short ones.
+type tail[T any] struct {
+	k     int
+	buf   []T
+	start int
+}
+
+func (r *tail[T]) add(v T) {
+	if len(r.buf) < r.k {
+		r.buf = append(r.buf, v)
+		return
+	}
+	r.buf[r.start] = v
+	r.start = (r.start + 1) % r.k
+}
+
+// items returns the values in the order they were added.
+func (r *tail[T]) items() []T {
+	if r.start == 0 {
+		return r.buf
+	}
+	return append(r.buf[r.start:len(r.buf):len(r.buf)], r.buf[:r.start]...)
 }
 
 func (x *extractor) add(c candidate) {
@@ -117,21 +155,31 @@ func (x *extractor) collect(tagged bool) {
 			}
 		}
 		x.findEnvs()
+		groups := tail[candidate]{k: maxLast}
 		for i := 0; i < len(x.envs); {
 			c, next := x.envGroup(i)
-			x.add(c)
+			groups.add(c)
 			i = next
 		}
+		x.cands = append(x.cands, groups.items()...)
 	}
 	if x.expr {
+		runs := tail[candidate]{k: maxLast}
 		for i := 0; i < len(t); {
+			for i < len(t) && !runStartByte[t[i]] {
+				i++
+			}
+			if i == len(t) {
+				break
+			}
 			if end, raw, ok := x.runAt(i, true); ok {
-				x.add(candidate{prio: prioLast, start: i, end: end, raw: raw, plain: true})
+				runs.add(candidate{prio: prioLast, start: i, end: end, raw: raw, plain: true})
 				i = end
 				continue
 			}
 			i++
 		}
+		x.cands = append(x.cands, runs.items()...)
 	}
 	if x.choice {
 		x.choiceCandidates()
@@ -256,9 +304,16 @@ func (x *extractor) envAt(i int) (span, bool) {
 
 func (x *extractor) findEnvs() {
 	t := x.t
+	envs := tail[span]{k: 4 * maxLast}
+	defer func() { x.envs = envs.items() }()
 	for i := 0; i < len(t); {
+		k := strings.IndexAny(t[i:], `$\`)
+		if k < 0 {
+			return
+		}
+		i += k
 		if sp, ok := x.envAt(i); ok {
-			x.envs = append(x.envs, sp)
+			envs.add(sp)
 			i = sp.end
 			continue
 		}
@@ -318,8 +373,11 @@ func (x *extractor) content(sp span) string { return strings.TrimSpace(x.t[sp.cs
 
 // listSep reports whether s only separates list items: "and", "or", ",".
 func listSep(s string) bool {
-	w := strings.ToLower(strings.Trim(s, " \t\n,;"))
-	if w == "and" || w == "or" {
+	if len(s) > 24 {
+		return false
+	}
+	w := strings.Trim(s, " \t\n,;")
+	if strings.EqualFold(w, "and") || strings.EqualFold(w, "or") {
 		return true
 	}
 	return w == "" && strings.ContainsAny(s, ",;")
@@ -358,9 +416,11 @@ func (x *extractor) findBoxes() {
 	t := x.t
 	var opens []int
 	for i := 0; i < len(t); i++ {
-		if t[i] != '\\' {
-			continue
+		k := strings.IndexByte(t[i:], '\\')
+		if k < 0 {
+			break
 		}
+		i += k
 		var n int
 		switch {
 		case strings.HasPrefix(t[i:], `\boxed`):
@@ -384,7 +444,12 @@ func (x *extractor) findBoxes() {
 		want[opens[k+1]] = opens[k]
 	}
 	var stack []int
-	for i := 0; i < len(t); i++ {
+	for i := opens[1]; i < len(t); i++ {
+		k := strings.IndexAny(t[i:], `\{}`)
+		if k < 0 {
+			break
+		}
+		i += k
 		switch t[i] {
 		case '\\':
 			i++
@@ -615,15 +680,23 @@ scan:
 	return end, t[start:good] + suffix, true
 }
 
+// runStartByte marks the bytes a plain-text number can start with.
+var runStartByte = func() (m [256]bool) {
+	for _, c := range "0123456789.-(\\" {
+		m[c] = true
+	}
+	return
+}()
+
 func runStart(t string, i int) bool {
 	c := t[i]
 	switch {
 	case isDigit(c):
 		return true
 	case c == '.' || c == '-' || c == '(':
-		return i+1 < len(t) && (isDigit(t[i+1]) || c != '.' && (t[i+1] == '(' || t[i+1] == '.' || fracEnd(t, i+1) > i+1))
+		return i+1 < len(t) && (isDigit(t[i+1]) || c != '.' && (t[i+1] == '(' || t[i+1] == '.' || t[i+1] == '\\' && fracEnd(t, i+1) > i+1))
 	case c == '\\':
-		return fracEnd(t, i) > i
+		return i+1 < len(t) && strings.IndexByte("dts", t[i+1]) >= 0 && fracEnd(t, i) > i
 	}
 	return false
 }
@@ -754,16 +827,22 @@ func fracEnd(t string, i int) int {
 // the like.
 func (x *extractor) anchors() {
 	t := x.t
-	var hits []int
-	for i := 0; i+6 <= len(t); i++ {
-		if t[i]|0x20 == 'a' && strings.EqualFold(t[i:i+6], "answer") && (i == 0 || !isLetter(t[i-1])) {
-			hits = append(hits, i)
+	hits := tail[int]{k: maxAnchors}
+	for _, stem := range [...]string{"nswer", "NSWER"} {
+		for i := 1; i+5 <= len(t); i++ {
+			k := strings.Index(t[i:], stem)
+			if k < 0 {
+				break
+			}
+			i += k
+			if a := i - 1; t[a]|0x20 == 'a' && (a == 0 || !isLetter(t[a-1])) {
+				hits.add(a)
+			}
 		}
 	}
-	if len(hits) > maxAnchors {
-		hits = hits[len(hits)-maxAnchors:]
-	}
-	for _, h := range hits {
+	sorted := hits.items()
+	sort.Ints(sorted)
+	for _, h := range sorted {
 		final := precededBy(t, h, "final")
 		q := h + 6
 		if q < len(t) && t[q]|0x20 == 's' {
