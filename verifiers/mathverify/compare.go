@@ -336,6 +336,9 @@ func (c *comparer) tupleEqual(g, p *node) bool {
 	return true
 }
 
+// maxMatrixWork bounds the multiply-adds of one matrix product.
+const maxMatrixWork = 4096
+
 // matrix is a matrix value with symbolic cells.
 type matrix struct {
 	rows, cols int
@@ -394,7 +397,7 @@ func (c *comparer) matrixOf(n *node) (matrix, bool) {
 			case !have:
 				acc, have = m, true
 			default:
-				if acc.cols != m.rows || acc.rows*m.cols > 10000 {
+				if acc.cols != m.rows || acc.rows*m.cols*acc.cols > maxMatrixWork {
 					return matrix{}, false
 				}
 				prod := matrix{acc.rows, m.cols, make([]*node, acc.rows*m.cols)}

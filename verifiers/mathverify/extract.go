@@ -26,7 +26,9 @@ const (
 	anchorWindow   = 50  // "answer: … X" looks this far
 	finalIsWindow  = 100 // "final answer … is X" looks this far
 	maxJoinedParts = 64
-	maxLast        = 32 // only the last environments and numbers are candidates
+	maxLast        = 32   // only the last environments and numbers are candidates
+	maxRunLen      = 512  // longest plain-text number or arithmetic run
+	maxAnswerLen   = 8192 // longest candidate handed to the parser
 )
 
 type candidate struct {
@@ -55,6 +57,7 @@ type extractor struct {
 	cands                []candidate
 	noDisplay, noBracket bool // no closing $$ or \] after the last failed search
 	parenFailLine        int  // no \) before this index
+	dollarFailLine       int  // no closing $ before this index
 }
 
 // extract finds the answer in text: the last <answer>…</answer> block if
@@ -62,7 +65,7 @@ type extractor struct {
 func extract(text string, o *Options, gold bool, bud *budget) answer {
 	t, tagged := answerTag(text)
 	x := &extractor{t: t, o: o, gold: gold, latex: o.Match&MatchLatex != 0, expr: o.Match&MatchExpr != 0,
-		choice: o.Match&MatchChoice != 0, parenFailLine: -1}
+		choice: o.Match&MatchChoice != 0, parenFailLine: -1, dollarFailLine: -1}
 	x.collect(tagged)
 	cands := x.cands
 	// Sort indices, not the candidates themselves: moving strings costs
@@ -85,6 +88,9 @@ func extract(text string, o *Options, gold bool, bud *budget) answer {
 		c := &cands[i]
 		if !bud.ok() {
 			break
+		}
+		if len(c.raw) > maxAnswerLen {
+			continue
 		}
 		if n, err := parseAnswer(c.raw, c.plain, o.MaxDepth, bud); err == nil {
 			return answer{node: n, raw: strings.TrimSpace(c.raw)}
@@ -172,12 +178,12 @@ func (x *extractor) collect(tagged bool) {
 			if i == len(t) {
 				break
 			}
-			if end, raw, ok := x.runAt(i, true); ok {
+			end, raw, ok := x.runAt(i, true)
+			if ok {
 				runs.add(candidate{prio: prioLast, start: i, end: end, raw: raw, plain: true})
-				i = end
-				continue
 			}
-			i++
+			// A failed scan fails from any later start inside it too.
+			i = max(end, i+1)
 		}
 		x.cands = append(x.cands, runs.items()...)
 	}
@@ -266,9 +272,13 @@ func (x *extractor) envAt(i int) (span, bool) {
 		}
 		x.noDisplay = true
 	case t[i] == '$':
+		if i < x.dollarFailLine {
+			return span{}, false
+		}
 		for j := i + 1; j < len(t); j++ {
 			switch t[j] {
 			case '\n':
+				x.dollarFailLine = j
 				return span{}, false
 			case '\\':
 				j++
@@ -276,6 +286,7 @@ func (x *extractor) envAt(i int) (span, bool) {
 				return span{i, j + 1, i + 1, j}, j > i+1
 			}
 		}
+		x.dollarFailLine = len(t)
 	case strings.HasPrefix(t[i:], `\(`):
 		if i < x.parenFailLine {
 			return span{}, false
@@ -387,6 +398,9 @@ func listSep(s string) bool {
 // (after closing delimiters): "$28$ %", "\boxed{20} percent".
 func (x *extractor) percentAfter(i int) bool {
 	t := x.t
+	if len(t) > i+16 {
+		t = t[:i+16]
+	}
 	for i < len(t) {
 		switch {
 		case t[i] == ' ' || t[i] == '$' || t[i] == '}':
@@ -577,10 +591,13 @@ func boxSep(s string, gold bool) bool {
 func (x *extractor) runAt(i int, free bool) (int, string, bool) {
 	t := x.t
 	if i >= len(t) || !runStart(t, i) {
-		return 0, "", false
+		return i + 1, "", false
 	}
 	if free && !leftClear(t, i) {
-		return 0, "", false
+		return i + 1, "", false
+	}
+	if len(t) > i+maxRunLen {
+		t = t[:i+maxRunLen]
 	}
 	j := i
 	good := -1      // end of the last complete operand
@@ -638,7 +655,10 @@ scan:
 		}
 	}
 	if good < 0 {
-		return 0, "", false
+		return j, "", false
+	}
+	if good == len(t) && len(t) < len(x.t) {
+		return good, "", false // longer than maxRunLen
 	}
 	start := i
 	if goodOpens > 0 {
@@ -672,9 +692,9 @@ scan:
 			suffix, end = "%", e
 		case unitWords[w] || len(w) == 1 && strings.Contains("mgslh", w):
 		case free && k == end:
-			return 0, "", false
+			return good, "", false
 		case free && (w == "x" || w == "y" || w == "n"):
-			return 0, "", false
+			return good, "", false
 		}
 	}
 	return end, t[start:good] + suffix, true
@@ -984,6 +1004,8 @@ func (x *extractor) choiceAt(i int, letters string) (string, int, bool) {
 // those that open a line: "B. because …", "(C) 12".
 func (x *extractor) choiceCandidates() {
 	t := x.t
+	found := tail[candidate]{k: maxLast}
+	defer func() { x.cands = append(x.cands, found.items()...) }()
 	for i := 0; i < len(t); i++ {
 		if i > 0 && (isLetter(t[i-1]) || isDigit(t[i-1])) {
 			continue
@@ -1000,6 +1022,6 @@ func (x *extractor) choiceCandidates() {
 		if (k < 0 || t[k] == '\n') && end < len(t) && strings.IndexByte(".):", t[end]) >= 0 {
 			prio = prioFinalIs
 		}
-		x.add(candidate{prio: prio, start: i, end: end, raw: l})
+		found.add(candidate{prio: prio, start: i, end: end, raw: l})
 	}
 }

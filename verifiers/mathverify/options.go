@@ -63,7 +63,8 @@ type Options struct {
 	// computed. Default 1000.
 	MaxFactorial int
 	// Timeout bounds one Verify call in addition to the context's own
-	// deadline; 0 means none. Default 100 ms.
+	// deadline; 0 means none. It is a safety net for hostile input (typical
+	// calls take microseconds). Default 1 s.
 	Timeout time.Duration
 }
 
@@ -80,7 +81,7 @@ func DefaultOptions() Options {
 		MaxDepth:      64,
 		MaxExponent:   10000,
 		MaxFactorial:  1000,
-		Timeout:       100 * time.Millisecond,
+		Timeout:       time.Second,
 	}
 }
 
