@@ -532,6 +532,19 @@ func (ev *evaluator) evalFunc(n *node, e *env) (complex128, bool) {
 		return 0, false
 	}
 	x := args[0]
+	if f, ok := complexFuncs[n.name]; ok {
+		return f(x), true
+	}
+	if f, ok := reciprocalFuncs[n.name]; ok {
+		return inv(complexFuncs[f](x))
+	}
+	if f, ok := arcReciprocalFuncs[n.name]; ok {
+		y, ok := inv(x)
+		if !ok {
+			return 0, false
+		}
+		return complexFuncs[f](y), true
+	}
 	r, real1 := realArg(x)
 	switch n.name {
 	case "sqrt":
@@ -551,50 +564,6 @@ func (ev *evaluator) evalFunc(n *node, e *env) (complex128, bool) {
 			return complex(-math.Pow(-r, 1/k), 0), true
 		}
 		return powC(x, complex(1/k, 0))
-	case "sin":
-		return cmplx.Sin(x), true
-	case "cos":
-		return cmplx.Cos(x), true
-	case "tan":
-		return cmplx.Tan(x), true
-	case "sec":
-		return inv(cmplx.Cos(x))
-	case "csc":
-		return inv(cmplx.Sin(x))
-	case "cot":
-		return inv(cmplx.Tan(x))
-	case "arcsin":
-		return cmplx.Asin(x), true
-	case "arccos":
-		return cmplx.Acos(x), true
-	case "arctan":
-		return cmplx.Atan(x), true
-	case "arcsec", "arccsc", "arccot":
-		y, ok := inv(x)
-		if !ok {
-			return 0, false
-		}
-		switch n.name {
-		case "arcsec":
-			return cmplx.Acos(y), true
-		case "arccsc":
-			return cmplx.Asin(y), true
-		}
-		return cmplx.Atan(y), true
-	case "sinh":
-		return cmplx.Sinh(x), true
-	case "cosh":
-		return cmplx.Cosh(x), true
-	case "tanh":
-		return cmplx.Tanh(x), true
-	case "coth":
-		return inv(cmplx.Tanh(x))
-	case "sech":
-		return inv(cmplx.Cosh(x))
-	case "csch":
-		return inv(cmplx.Sinh(x))
-	case "exp":
-		return cmplx.Exp(x), true
 	case "ln", "log":
 		l, ok := logC(x)
 		if !ok {
@@ -677,6 +646,18 @@ func (ev *evaluator) evalFunc(n *node, e *env) (complex128, bool) {
 	}
 	return 0, false
 }
+
+// complexFuncs are the functions math/cmplx computes directly; the others
+// are reciprocals (sec = 1/cos) or inverses of reciprocals
+// (arcsec x = arccos 1/x).
+var (
+	complexFuncs = map[string]func(complex128) complex128{
+		"sin": cmplx.Sin, "cos": cmplx.Cos, "tan": cmplx.Tan, "arcsin": cmplx.Asin, "arccos": cmplx.Acos,
+		"arctan": cmplx.Atan, "sinh": cmplx.Sinh, "cosh": cmplx.Cosh, "tanh": cmplx.Tanh, "exp": cmplx.Exp,
+	}
+	reciprocalFuncs    = map[string]string{"sec": "cos", "csc": "sin", "cot": "tan", "coth": "tanh", "sech": "cosh", "csch": "sinh"}
+	arcReciprocalFuncs = map[string]string{"arcsec": "arccos", "arccsc": "arcsin", "arccot": "arctan"}
+)
 
 func gcdF(a, b float64) float64 {
 	for b != 0 {

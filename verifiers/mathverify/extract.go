@@ -192,7 +192,7 @@ func (x *extractor) collect(tagged bool) {
 	}
 	x.anchors()
 	trimmed := strings.TrimSpace(t)
-	if trimmed == "" || x.o.BoxedPriority < 0 && (strings.Contains(t, `\boxed`) || strings.Contains(t, `\fbox`)) {
+	if trimmed == "" || !x.latex && !x.expr || x.o.BoxedPriority < 0 && (strings.Contains(t, `\boxed`) || strings.Contains(t, `\fbox`)) {
 		return
 	}
 	switch {
@@ -862,6 +862,10 @@ func (x *extractor) anchors() {
 	}
 	sorted := hits.items()
 	sort.Ints(sorted)
+	// GSM8K ends a solution with "#### 72".
+	if k := strings.LastIndex(t, "####"); k >= 0 {
+		x.anchor(k+4, prioFinal, 0)
+	}
 	for _, h := range sorted {
 		final := precededBy(t, h, "final")
 		q := h + 6

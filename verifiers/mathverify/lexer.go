@@ -103,21 +103,8 @@ func (l *lexer) next() {
 		if i+1 < len(s) {
 			two = s[i : i+2]
 		}
-		switch two {
-		case "<=", ">=", "!=":
-			l.op(two, i)
-			l.i++
-			return
-		case "==", ":=":
-			l.op("=", i)
-			l.i++
-			return
-		case "**":
-			l.op("^", i)
-			l.i++
-			return
-		case "=>", "->":
-			l.op("=>", i)
+		if op, ok := twoCharOps[two]; ok {
+			l.op(op, i)
 			l.i++
 			return
 		}
@@ -131,6 +118,9 @@ func (l *lexer) next() {
 		}
 	}
 }
+
+// twoCharOps spell the ASCII two-character operators canonically.
+var twoCharOps = map[string]string{"<=": "<=", ">=": ">=", "!=": "!=", "==": "=", ":=": "=", "**": "^", "=>": "=>", "->": "=>"}
 
 // unicodeOps maps the non-ASCII symbols that answers use to their ASCII or
 // LaTeX spelling.
@@ -402,9 +392,8 @@ func (l *lexer) thousandsSep(j int) (int, bool) {
 			return j + 1, true
 		}
 	case strings.HasPrefix(rest, " "):
-		if l.plain {
-			return j + 1, true
-		}
+		// "10 000": juxtaposed numbers never mean a product in writing.
+		return j + 1, true
 	}
 	return 0, false
 }

@@ -464,11 +464,37 @@ func (p *parser) parseTerm() (*node, error) {
 			if err != nil {
 				return nil, err
 			}
+			if m := mixedNumber(a, b, t); m != nil {
+				a = m
+				continue
+			}
 			a = bin(kMul, a, b)
 		default:
 			return a, nil
 		}
 	}
+}
+
+// mixedNumber reads 2\frac{1}{2} as 2½ = 5/2, the way it is written in
+// answers, when an integer is followed directly by a fraction of integers.
+func mixedNumber(a, b *node, t token) *node {
+	whole, sign := a, false
+	if whole.k == kNeg {
+		whole, sign = whole.args[0], true
+	}
+	if t.kind != tCmd || t.text != "frac" || whole.k != kNum || whole.approx || !whole.rat.IsInt() || b.k != kDiv {
+		return nil
+	}
+	for _, x := range b.args {
+		if x.k != kNum || x.approx || !x.rat.IsInt() || x.rat.Sign() <= 0 {
+			return nil
+		}
+	}
+	m := bin(kAdd, whole, b)
+	if sign {
+		return neg(m)
+	}
+	return m
 }
 
 // skipUnit steps over a unit after a value: \text{ cm}^2, \mbox{miles},
@@ -603,11 +629,13 @@ func (p *parser) parsePower() (*node, error) {
 		if p.peekAt(1).kind == tDegree {
 			p.pos += 2
 			b = &node{k: kDegree, args: []*node{b}}
+			p.skipTemperature()
 			continue
 		}
 		if p.peekAt(1).kind == tOp && p.peekAt(1).text == "{" && p.peekAt(2).kind == tDegree && p.peekAt(3).kind == tOp && p.peekAt(3).text == "}" {
 			p.pos += 4
 			b = &node{k: kDegree, args: []*node{b}}
+			p.skipTemperature()
 			continue
 		}
 		if nx := p.peekAt(1); nx.kind == tCmd && nx.text == "prime" || nx.kind == tOp && nx.text == "'" {
@@ -678,6 +706,7 @@ func (p *parser) postfixOps(x *node) (*node, error) {
 		case t.kind == tDegree:
 			p.pos++
 			x = &node{k: kDegree, args: []*node{x}}
+			p.skipTemperature()
 		case t.kind == tOp && t.text == "'":
 			p.pos++
 			if x.k == kSym || x.k == kUFunc {
@@ -686,6 +715,14 @@ func (p *parser) postfixOps(x *node) (*node, error) {
 		default:
 			return x, nil
 		}
+	}
+}
+
+// skipTemperature drops the scale after a degree mark: 25^\circ C, 77°F.
+func (p *parser) skipTemperature() {
+	t := p.peek()
+	if (t.kind == tWord || t.kind == tText || t.kind == tCmd && t.text == "mathrm") && (t.text == "C" || t.text == "F" || t.text == "K") {
+		p.pos++
 	}
 }
 
@@ -1091,7 +1128,7 @@ func (p *parser) parseCommand() (*node, error) {
 	t := p.advance()
 	name := t.text
 	switch {
-	case name == "frac":
+	case name == "frac" || name == "binom":
 		a, err := p.parseMacroArg()
 		if err != nil {
 			return nil, err
@@ -1099,6 +1136,9 @@ func (p *parser) parseCommand() (*node, error) {
 		b, err := p.parseMacroArg()
 		if err != nil {
 			return nil, err
+		}
+		if name == "binom" {
+			return fn("binom", a, b), nil
 		}
 		return bin(kDiv, a, b), nil
 	case name == "sqrt":
@@ -1121,16 +1161,6 @@ func (p *parser) parseCommand() (*node, error) {
 			return fn("root", a, idx), nil
 		}
 		return fn("sqrt", a), nil
-	case name == "binom":
-		a, err := p.parseMacroArg()
-		if err != nil {
-			return nil, err
-		}
-		b, err := p.parseMacroArg()
-		if err != nil {
-			return nil, err
-		}
-		return fn("binom", a, b), nil
 	case name == "boxed" || name == "bm" || name == "boldsymbol":
 		if p.isOp("{") {
 			return p.parseGroup()

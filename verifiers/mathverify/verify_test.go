@@ -28,7 +28,9 @@ func TestParseOptions(t *testing.T) {
 		{"boxed off", `{"boxed_priority": -1}`, func(o Options) bool { return o.BoxedPriority == -1 }, ""},
 		{"choices", `{"match_types": ["choice"], "choices": "ABCD"}`, func(o Options) bool { return o.Choices == "ABCD" }, ""},
 		{"limits", `{"max_input_len": 100, "max_depth": 10, "max_exponent": 50, "max_factorial": 20}`,
-			func(o Options) bool { return o.MaxInputLen == 100 && o.MaxDepth == 10 && o.MaxExponent == 50 && o.MaxFactorial == 20 }, ""},
+			func(o Options) bool {
+				return o.MaxInputLen == 100 && o.MaxDepth == 10 && o.MaxExponent == 50 && o.MaxFactorial == 20
+			}, ""},
 		{"timeout", `{"timeout_ms": 2.5}`, func(o Options) bool { return o.Timeout == 2500*time.Microsecond }, ""},
 		{"unknown key", `{"precison": 2}`, nil, "params.precison"},
 		{"fraction", `{"precision": 2.5}`, nil, "params.precision"},
@@ -253,5 +255,28 @@ func TestLimits(t *testing.T) {
 	o.MaxDepth = 8
 	if r, _ := Verify(context.Background(), "1", "((((((((((1))))))))))", o); r.Correct {
 		t.Error("nesting beyond MaxDepth should not parse")
+	}
+}
+
+// TestConcurrent runs Verify from several goroutines; with -race it checks
+// that calls share no mutable state.
+func TestConcurrent(t *testing.T) {
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			ok := true
+			for i := 0; i < 50; i++ {
+				for _, c := range typical {
+					res, err := Verify(context.Background(), c.gold, c.pred, DefaultOptions())
+					ok = ok && err == nil && res.Correct
+				}
+			}
+			done <- ok
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if !<-done {
+			t.Error("a concurrent Verify failed")
+		}
 	}
 }
