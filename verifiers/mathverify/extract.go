@@ -973,9 +973,15 @@ func (x *extractor) valueAt(i int, immediate bool) (candidate, bool) {
 			return candidate{start: i, end: end, raw: l}, true
 		}
 	}
-	// "The answer is (C)": a lone capital after an answer phrase.
+	// "The answer is (C).": a lone capital that ends an answer phrase.
 	if l, end, ok := x.choiceAt(i, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"); ok && immediate {
-		return candidate{start: i, end: end, raw: l}, true
+		k := end
+		for k < len(t) && t[k] == ' ' {
+			k++
+		}
+		if k == len(t) || strings.IndexByte(".,;:!?)\"'*\n", t[k]) >= 0 {
+			return candidate{start: i, end: end, raw: l}, true
+		}
 	}
 	return candidate{}, false
 }

@@ -400,6 +400,8 @@ var table = map[string][]tc{
 		{"C", "\\boxed{D}", false, nil},
 		{"C", "The answer is (C).", true, nil},
 		{"C", "The answer is (B).", false, nil},
+		{"5", "The answer is A = 5", true, nil},
+		{"A", "The answer is A function of x", false, nil},
 		{"\\text{(B)}", "\\boxed{B}", true, nil},
 		{"\\text{(B)}", "\\boxed{\\text{(D)}}", false, nil},
 		{"B", "B. because the rest are wrong", true, only(MatchChoice)},
