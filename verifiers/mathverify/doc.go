@@ -47,8 +47,8 @@
 //	     (MatchChoice)
 //	400  the whole text (gold always, pred up to 200 bytes)
 //
-// X is whatever candidate of the enabled kinds starts there; after an answer
-// phrase a lone capital letter, "(C)", is also taken. Options.Match chooses
+// X is whatever candidate of the enabled kinds starts there; a lone capital
+// letter that ends the phrase ("the answer is (C).") is also taken. Options.Match chooses
 // the kinds: MatchLatex (boxes and environments), MatchExpr (plain numbers),
 // MatchChoice (letters among Options.Choices). A percent sign or word right
 // after a box or environment ("$28$ %", "\boxed{20} percent") belongs to it.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -137,13 +138,18 @@ func (p *parser) peek() token {
 			continue
 		case t.kind == tOp && t.text == "." && p.pos+1 < len(p.toks):
 			nx := p.toks[p.pos+1]
-			if nx.kind == tEOF || nx.kind == tOp && strings.Contains(")]},;", nx.text) || nx.kind == tOp && nx.text == `\}` {
+			if nx.kind == tEOF || isOpOf(nx, ")", "]", "}", `\}`, ",", ";") {
 				p.pos++
 				continue
 			}
 		}
 		return t
 	}
+}
+
+// isOpOf reports whether t is one of the operators ops.
+func isOpOf(t token, ops ...string) bool {
+	return t.kind == tOp && slices.Contains(ops, t.text)
 }
 
 func (p *parser) peekAt(k int) token {
@@ -514,7 +520,7 @@ func (p *parser) skipUnit() bool {
 		if nx.kind == tOp && nx.text == "^" {
 			nx = p.peekAt(3)
 		}
-		if !(nx.kind == tEOF || nx.kind == tOp && strings.Contains(",;)]}=<>", nx.text) || nx.kind == tOp && (nx.text == `\}` || nx.text == "/") ||
+		if !(nx.kind == tEOF || isOpOf(nx, ",", ";", ")", "]", "}", `\}`, "/", "=", "<", ">", "<=", ">=", "!=") ||
 			nx.kind == tWord && (unitWords[strings.ToLower(nx.text)] || strings.EqualFold(nx.text, "and") || strings.EqualFold(nx.text, "or"))) {
 			return false
 		}
@@ -1004,7 +1010,7 @@ func (p *parser) letterSuffix(l string) (*node, error) {
 		}
 		return &node{k: kUFunc, name: name + "_", args: []*node{sub}}, nil
 	}
-	if strings.Contains("fghFGH", l) && p.isOp("(") {
+	if len(l) == 1 && strings.Contains("fghFGH", l) && p.isOp("(") {
 		args, err := p.parseParenArgs()
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -21,7 +22,8 @@ type Result struct {
 	// Score is 1 when Correct, else 0.
 	Score float64
 	// Gold and Pred render what was extracted and parsed from each side,
-	// for logs ("" when nothing was found); unparsed text is shown as is.
+	// for logs ("" when nothing was found; text that did not parse as
+	// is), cut at 1000 bytes.
 	Gold, Pred string
 }
 
@@ -79,11 +81,22 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 	return res, nil
 }
 
+// maxRender bounds the text of Result.Gold and Result.Pred.
+const maxRender = 1000
+
 func (a answer) String() string {
+	s := a.raw
 	if a.node != nil {
-		return a.node.String()
+		s = a.node.String()
 	}
-	return a.raw
+	if len(s) <= maxRender {
+		return s
+	}
+	cut := maxRender
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // answersEqual compares the extracted answers: their trees, then their

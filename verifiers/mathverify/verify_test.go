@@ -139,6 +139,8 @@ func TestResultRendering(t *testing.T) {
 		{`$\begin{pmatrix}1&2\\3&4\end{pmatrix}$`, `$x=2$`, "Matrix([[1, 2], [3, 4]])", "x = 2"},
 		{`$12:00$`, `I do not know at all, sorry, this is a very long answer without any value in it. It goes on and on and on, and does not stop for a long while, then it stops, having said nothing of use whatsoever, at length.`, "12:0", ""},
 	}
+	long := "é" + strings.Repeat("why? ", 300)
+	tests = append(tests, struct{ gold, pred, g, p string }{long, "1", long[:1000] + "…", "1"})
 	for _, tt := range tests {
 		res, err := Verify(context.Background(), tt.gold, tt.pred, DefaultOptions())
 		if err != nil {
