@@ -1,0 +1,78 @@
+package mathverify
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseCases runs the extraction-only checks of
+// mathverify_parse_cases.jsonl that this package can express: choice
+// letters (Math-Verify's string extraction) and the rank of \boxed.
+func TestParseCases(t *testing.T) {
+	f, err := os.Open(filepath.Join(sharedDir(t), "mathverify_parse_cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prioRe := regexp.MustCompile(`boxed_match_priority=(-?\d+)`)
+	stringsRe := regexp.MustCompile(`strings=([A-Z,]+)`)
+	sc := bufio.NewScanner(f)
+	ran := 0
+	for sc.Scan() {
+		var c struct {
+			ID        string   `json:"id"`
+			Input     string   `json:"input"`
+			Config    string   `json:"config"`
+			Reference []string `json:"reference_result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions()
+		switch {
+		case strings.HasPrefix(c.Config, "string extraction only"):
+			o.Match = MatchChoice
+			o.Choices = strings.ReplaceAll(stringsRe.FindStringSubmatch(c.Config)[1], ",", "")
+		case strings.Contains(c.Config, "boxed_match_priority"):
+			o.Match = MatchLatex
+			o.BoxedPriority, _ = strconv.Atoi(prioRe.FindStringSubmatch(c.Config)[1])
+		case strings.Contains(c.Config, "malformed_operators=true"):
+			o.Match = MatchLatex
+		default:
+			// malformed_operators=false, which rejects \frac12, has no
+			// counterpart: \frac12 is always 1/2 here.
+			t.Logf("%s: not applicable (%s)", c.ID, c.Config)
+			continue
+		}
+		ran++
+		a := extract(c.Input, &o, false, newBudget(context.Background(), time.Second))
+		got := ""
+		if a.node != nil {
+			got = a.node.String()
+			if w, ok := wordForm(a.node); ok && o.Match == MatchChoice {
+				got = strings.ToUpper(w)
+			}
+		}
+		want := ""
+		if len(c.Reference) > 0 {
+			want = strings.ToUpper(c.Reference[0])
+		}
+		if got != want {
+			t.Errorf("%s: extract(%q) = %q, want %q", c.ID, c.Input, got, want)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ran != 11 {
+		t.Errorf("ran %d parse cases, want 11", ran)
+	}
+}

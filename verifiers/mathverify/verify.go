@@ -1,0 +1,220 @@
+package mathverify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// ErrInternal wraps a panic recovered inside Verify. It is a bug in this
+// package; tests and fuzzers fail on it.
+var ErrInternal = errors.New("mathverify: internal error")
+
+// Result is the verdict on one pred.
+type Result struct {
+	// Correct reports whether pred's answer equals gold's.
+	Correct bool
+	// Score is 1 when Correct, else 0.
+	Score float64
+	// Gold and Pred render what was extracted and parsed from each side,
+	// for logs ("" when nothing was found; text that did not parse as
+	// is), cut at 1000 bytes.
+	Gold, Pred string
+}
+
+// testHookPanic, when set by a test, is called inside Verify's recovery
+// scope so that the test can check that a panic becomes ErrInternal.
+var testHookPanic func()
+
+// Verify reports whether the model output pred answers like the reference
+// gold. gold is trusted: it may be a bare answer or a worked solution.
+// pred is the whole model response. Both are extracted and parsed as
+// doc.go describes and compared under opts.
+//
+// The error is non-nil for invalid options, input over opts.MaxInputLen,
+// an empty gold, a cancelled context or an exhausted time budget; a pred
+// without any answer is simply not correct.
+func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = Result{}, fmt.Errorf("%w: %v\n%s", ErrInternal, r, debug.Stack())
+		}
+	}()
+	if err := opts.Validate(); err != nil {
+		return Result{}, err
+	}
+	for _, in := range [...]struct{ name, s string }{{"gold", gold}, {"pred", pred}} {
+		if len(in.s) > opts.MaxInputLen {
+			return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrRange, in.name, nil,
+				"%d bytes, limit %d (Options.MaxInputLen)", len(in.s), opts.MaxInputLen))
+		}
+	}
+	if strings.TrimSpace(gold) == "" {
+		return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrEmpty, "gold", nil, "no reference answer"))
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	bud := newBudget(ctx, opts.Timeout)
+	if !bud.check() {
+		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+	}
+	if testHookPanic != nil {
+		testHookPanic()
+	}
+	ga := extract(gold, &opts, true, bud)
+	pa := extract(pred, &opts, false, bud)
+	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
+	correct := c.answersEqual(ga, pa)
+	if bud.err != nil {
+		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+	}
+	res = Result{Correct: correct, Gold: ga.String(), Pred: pa.String()}
+	if correct {
+		res.Score = 1
+	}
+	return res, nil
+}
+
+// maxRender bounds the text of Result.Gold and Result.Pred.
+const maxRender = 1000
+
+func (a answer) String() string {
+	s := a.raw
+	if a.node != nil {
+		s = a.node.String()
+	}
+	if len(s) <= maxRender {
+		return s
+	}
+	cut := maxRender
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// answersEqual compares the extracted answers: their trees, then their
+// texts, since an answer that does not parse (12:00) still equals itself.
+func (c *comparer) answersEqual(g, p answer) bool {
+	if g.node != nil && p.node != nil {
+		gn, pn := expandPM(g.node), expandPM(p.node)
+		if !c.o.Strict {
+			pn = renameVars(pn, gn)
+		}
+		if c.equal(gn, pn) || gn.String() == pn.String() {
+			return true
+		}
+	}
+	return g.raw != "" && strings.Join(strings.Fields(g.raw), " ") == strings.Join(strings.Fields(p.raw), " ")
+}
+
+// renameVars renames p's free variables to g's, both sorted by name, when
+// they are as many: f(y) then compares with f(x).
+func renameVars(p, g *node) *node {
+	gv, pv := freeVars(g).names, freeVars(p).names
+	if len(gv) != len(pv) || len(gv) == 0 {
+		return p
+	}
+	ren := make(map[string]string, len(pv))
+	for i := range pv {
+		ren[pv[i]] = gv[i]
+	}
+	return p.clone(ren)
+}
+
+// maxPMVariants bounds the expansion of ± signs.
+const maxPMVariants = 64
+
+// expandPM turns an answer with ± into the set of its values:
+// 1 ± √19 → {1 + √19, 1 − √19}; inside a set the values join the set, in
+// a relation the side becomes a set.
+func expandPM(n *node) *node {
+	switch n.k {
+	case kSet:
+		out := make([]*node, 0, len(n.args))
+		for _, e := range n.args {
+			x := expandPM(e)
+			if x.k == kSet && e.k != kSet {
+				out = append(out, x.args...)
+			} else {
+				out = append(out, x)
+			}
+		}
+		return &node{k: kSet, args: out}
+	case kRel:
+		c := *n
+		c.args = make([]*node, len(n.args))
+		for i, a := range n.args {
+			c.args[i] = expandPM(a)
+		}
+		return &c
+	}
+	if !n.has(func(x *node) bool { return x.k == kPM }) {
+		return n
+	}
+	vs := variants(n)
+	if len(vs) < 2 || len(vs) > maxPMVariants {
+		return n
+	}
+	return &node{k: kSet, args: vs}
+}
+
+// variants returns the trees obtained by choosing + or − at every ±.
+func variants(n *node) []*node {
+	if n == nil {
+		return []*node{nil}
+	}
+	if n.k == kPM {
+		var out []*node
+		for _, a := range variants(n.args[0]) {
+			for _, b := range variants(n.args[1]) {
+				plus, minus := b, neg(b)
+				if n.name == "mp" {
+					plus, minus = minus, plus
+				}
+				for _, t := range [2]*node{plus, minus} {
+					if a == nil {
+						out = append(out, t)
+					} else {
+						out = append(out, bin(kAdd, a, t))
+					}
+				}
+				if len(out) > maxPMVariants {
+					return out
+				}
+			}
+		}
+		return out
+	}
+	if len(n.args) == 0 || n.k == kSet || n.k == kRel {
+		return []*node{n}
+	}
+	combos := [][]*node{nil}
+	for _, a := range n.args {
+		vs := variants(a)
+		var next [][]*node
+		for _, c := range combos {
+			for _, v := range vs {
+				nc := append(append([]*node(nil), c...), v)
+				next = append(next, nc)
+			}
+		}
+		combos = next
+		if len(combos) > maxPMVariants {
+			return []*node{n}
+		}
+	}
+	out := make([]*node, len(combos))
+	for i, c := range combos {
+		m := *n
+		m.args = c
+		out[i] = &m
+	}
+	return out
+}

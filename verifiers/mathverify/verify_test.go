@@ -1,0 +1,284 @@
+package mathverify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		name   string
+		params string
+		check  func(Options) bool
+		errKey string // "" when no error is expected
+	}{
+		{"empty", `{}`, func(o Options) bool { return o == DefaultOptions() }, ""},
+		{"nil map", `null`, func(o Options) bool { return o == DefaultOptions() }, ""},
+		{"precision", `{"precision": 2}`, func(o Options) bool { return o.Precision == 2 }, ""},
+		{"strict", `{"strict": false}`, func(o Options) bool { return !o.Strict }, ""},
+		{"set relation", `{"allow_set_relation_comp": true}`, func(o Options) bool { return o.AllowSetRelationComp }, ""},
+		{"match latex", `{"match_types": ["latex"]}`, func(o Options) bool { return o.Match == MatchLatex }, ""},
+		{"match all", `{"match_types": ["latex", "expr", "choice"]}`, func(o Options) bool { return o.Match == MatchLatex|MatchExpr|MatchChoice }, ""},
+		{"boxed off", `{"boxed_priority": -1}`, func(o Options) bool { return o.BoxedPriority == -1 }, ""},
+		{"choices", `{"match_types": ["choice"], "choices": "ABCD"}`, func(o Options) bool { return o.Choices == "ABCD" }, ""},
+		{"limits", `{"max_input_len": 100, "max_depth": 10, "max_exponent": 50, "max_factorial": 20}`,
+			func(o Options) bool {
+				return o.MaxInputLen == 100 && o.MaxDepth == 10 && o.MaxExponent == 50 && o.MaxFactorial == 20
+			}, ""},
+		{"timeout", `{"timeout_ms": 2.5}`, func(o Options) bool { return o.Timeout == 2500*time.Microsecond }, ""},
+		{"unknown key", `{"precison": 2}`, nil, "params.precison"},
+		{"fraction", `{"precision": 2.5}`, nil, "params.precision"},
+		{"string number", `{"precision": "2"}`, nil, "params.precision"},
+		{"negative precision", `{"precision": -1}`, nil, "Options.Precision"},
+		{"huge precision", `{"precision": 40}`, nil, "Options.Precision"},
+		{"bool as string", `{"strict": "false"}`, nil, "params.strict"},
+		{"bad match", `{"match_types": ["latex", "sympy"]}`, nil, "params.match_types"},
+		{"empty match", `{"match_types": []}`, nil, "params.match_types"},
+		{"match not list", `{"match_types": 3}`, nil, "params.match_types"},
+		{"bad choices", `{"match_types": ["choice"], "choices": "AA"}`, nil, "Options.Choices"},
+		{"boxed too low", `{"boxed_priority": -2}`, nil, "Options.BoxedPriority"},
+		{"depth too small", `{"max_depth": 1}`, nil, "Options.MaxDepth"},
+		{"negative timeout", `{"timeout_ms": -1}`, nil, "params.timeout_ms"},
+		{"zero input", `{"max_input_len": 0}`, nil, "Options.MaxInputLen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var params map[string]any
+			if err := json.Unmarshal([]byte(tt.params), &params); err != nil {
+				t.Fatal(err)
+			}
+			o, err := ParseOptions(params)
+			if tt.errKey != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errKey) {
+					t.Fatalf("ParseOptions(%s) = %v, want an error naming %s", tt.params, err, tt.errKey)
+				}
+				if !errors.Is(err, tensor.ErrRange) {
+					t.Errorf("error %v does not wrap tensor.ErrRange", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseOptions(%s): %v", tt.params, err)
+			}
+			if !tt.check(o) {
+				t.Errorf("ParseOptions(%s) = %+v", tt.params, o)
+			}
+		})
+	}
+}
+
+func TestVerifyErrors(t *testing.T) {
+	ctx := context.Background()
+	small := DefaultOptions()
+	small.MaxInputLen = 10
+	bad := DefaultOptions()
+	bad.Precision = 99
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	tests := []struct {
+		name       string
+		ctx        context.Context
+		gold, pred string
+		opts       Options
+		want       error
+		mention    string
+	}{
+		{"invalid options", ctx, "1", "1", bad, tensor.ErrRange, "Options.Precision"},
+		{"zero options", ctx, "1", "1", Options{}, tensor.ErrRange, "Options."},
+		{"long gold", ctx, "12345678901", "1", small, tensor.ErrRange, "gold"},
+		{"long pred", ctx, "1", "12345678901", small, tensor.ErrRange, "pred"},
+		{"empty gold", ctx, "  \n", "1", DefaultOptions(), tensor.ErrEmpty, "gold"},
+		{"cancelled", cancelled, "1", "1", DefaultOptions(), context.Canceled, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Verify(tt.ctx, tt.gold, tt.pred, tt.opts)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.mention) {
+				t.Fatalf("Verify = %v, want %v mentioning %q", err, tt.want, tt.mention)
+			}
+			if res.Correct || res.Score != 0 {
+				t.Errorf("result %+v with an error", res)
+			}
+		})
+	}
+}
+
+func TestVerifyNilContext(t *testing.T) {
+	//lint:ignore SA1012 a nil context must not crash Verify
+	res, err := Verify(nil, "2", "2", DefaultOptions()) //nolint:staticcheck
+	if err != nil || !res.Correct {
+		t.Fatalf("Verify(nil ctx) = %+v, %v", res, err)
+	}
+}
+
+// TestPanicBecomesError checks the last line of defence: a panic inside
+// Verify is returned as ErrInternal, with a stack for the bug report.
+func TestPanicBecomesError(t *testing.T) {
+	testHookPanic = func() { panic("boom") }
+	defer func() { testHookPanic = nil }()
+	res, err := Verify(context.Background(), "1", "1", DefaultOptions())
+	if !errors.Is(err, ErrInternal) || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "goroutine") {
+		t.Fatalf("Verify with a panicking hook = %v", err)
+	}
+	if res != (Result{}) {
+		t.Errorf("result %+v after a panic", res)
+	}
+}
+
+func TestResultRendering(t *testing.T) {
+	tests := []struct{ gold, pred, g, p string }{
+		{`$\frac{1}{2}$`, `The answer is $\boxed{0.5}$.`, "1/2", "0.5"},
+		{`$[0, 1)$`, `$x \in [0,1)$`, "[0, 1)", "x in [0, 1)"},
+		{`\text{Evelyn}`, `no idea`, `"Evelyn"`, "n*o*I*d*E*a"},
+		{`$\begin{pmatrix}1&2\\3&4\end{pmatrix}$`, `$x=2$`, "Matrix([[1, 2], [3, 4]])", "x = 2"},
+		{`$12:00$`, `I do not know at all, sorry, this is a very long answer without any value in it. It goes on and on and on, and does not stop for a long while, then it stops, having said nothing of use whatsoever, at length.`, "12:0", ""},
+	}
+	long := "é" + strings.Repeat("why? ", 300)
+	tests = append(tests, struct{ gold, pred, g, p string }{long, "1", long[:1000] + "…", "1"})
+	for _, tt := range tests {
+		res, err := Verify(context.Background(), tt.gold, tt.pred, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Gold != tt.g || res.Pred != tt.p {
+			t.Errorf("Verify(%q, %q) renders %q, %q; want %q, %q", tt.gold, tt.pred, res.Gold, res.Pred, tt.g, tt.p)
+		}
+	}
+}
+
+// TestHostile feeds inputs built to exhaust time or memory; each must come
+// back quickly with a verdict or an error, never a panic.
+func TestHostile(t *testing.T) {
+	rep := strings.Repeat
+	tests := []struct {
+		name, gold, pred string
+		maxErr           bool // an error (time budget, limits) is acceptable
+	}{
+		{"deep parens", "1", rep("(", 5000) + "1" + rep(")", 5000), false},
+		{"deep braces", "1", `\boxed{` + rep("{", 5000) + "1" + rep("}", 5000) + "}", false},
+		{"deep fractions", "1", rep(`\frac{1}{`, 2000) + "1" + rep("}", 2000), false},
+		{"deep powers", "2", rep("2^{", 3000) + "2" + rep("}", 3000), false},
+		{"tower", "1", `$10^{10^{10^{10}}}$`, false},
+		{"big exponent", "1", `$2^{99999999}$`, false},
+		{"huge factorial", "1", `$100000000!$`, false},
+		{"factorial tower", "1", `$((10!)!)!$`, false},
+		{"huge binomial", "1", `$\binom{100000000}{50000000}$`, false},
+		{"long literal", "1", "$" + rep("9", 100000) + "$", false},
+		{"huge sci exponent", "1", "1e999999999", false},
+		{"unclosed boxes", "1", rep(`\boxed{`, 20000), false},
+		{"unclosed dollars", "1", rep("$ x ", 20000), false},
+		{"unclosed parens", "1", rep(`\( x `, 20000), false},
+		{"many dollars", "1", rep("$1$", 30000), false},
+		{"many answers", "1", rep("the answer is ", 20000), false},
+		{"many boxes", "1", rep(`\boxed{1} and `, 20000), false},
+		{"long run", "1", rep("1+", 100000) + "1", false},
+		{"open parens text", "1", rep("(", 200000), false},
+		{"spaces", "1", rep(" ", 500000) + "1", false},
+		{"nested sums", "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999}\sum_{k=1}^{9999} ijk$`, true},
+		{"big set", rep("1, ", 2000) + "1", rep("2, ", 2000) + "2", true},
+		{"matrix chain", "1", "$" + rep(`\begin{pmatrix}1&1\\1&1\end{pmatrix}`, 200) + "$", true},
+		{"pm explosion", "1", "$" + rep(`1 \pm `, 200) + "1$", false},
+		{"binary junk", "\x00\xff\xfe", "\xff\xfe\x00\x01", false},
+		{"invalid utf8", "\xc3", "\xc3\x28 \xe2\x82", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Verify(context.Background(), tt.gold, tt.pred, DefaultOptions())
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if errors.Is(err, ErrInternal) {
+				t.Fatalf("panic: %v", err)
+			}
+			if err != nil && !tt.maxErr {
+				t.Errorf("error %v", err)
+			}
+		})
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	o := DefaultOptions()
+	o.Timeout = time.Millisecond
+	start := time.Now()
+	_, err := Verify(context.Background(), "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
+	if !errors.Is(err, errTimeout) {
+		t.Fatalf("Verify with a 1 ms budget on 10⁸ terms = %v, want the time budget error", err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("a 1 ms budget took %v", el)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	o.Timeout = 0
+	_, err = Verify(ctx, "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Verify with a 1 ms context = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// TestLimits checks that the configured limits change what is computed
+// exactly.
+func TestLimits(t *testing.T) {
+	o := DefaultOptions()
+	o.MaxFactorial = 10
+	if r, _ := Verify(context.Background(), "3628800", "10!", o); !r.Correct {
+		t.Error("10! with MaxFactorial 10 should be computed")
+	}
+	if r, _ := Verify(context.Background(), "39916800", "11!", o); !r.Correct {
+		// beyond the exact limit the float path still agrees
+		t.Error("11! should still match numerically")
+	}
+	o.MaxFactorial = 5
+	if r, _ := Verify(context.Background(), "1", "1000!/1000!", o); r.Correct {
+		t.Error("1000!/1000! beyond MaxFactorial should not evaluate")
+	}
+	o = DefaultOptions()
+	o.MaxExponent = 10
+	if r, _ := Verify(context.Background(), "1024", "2^{10}", o); !r.Correct {
+		t.Error("2^10 with MaxExponent 10")
+	}
+	// Beyond the exact limit powers are compared in floating point, which
+	// still tells 2^100 from 2^101 but not from 2^100 + 1.
+	if r, _ := Verify(context.Background(), "2^{101}", "2^{100}", o); r.Correct {
+		t.Error("2^101 and 2^100 differ")
+	}
+	if r, _ := Verify(context.Background(), "2^{100}", "2^{100}", o); !r.Correct {
+		t.Error("2^100 beyond the exact limit should still match itself")
+	}
+	o = DefaultOptions()
+	o.MaxDepth = 8
+	if r, _ := Verify(context.Background(), "1", "((((((((((1))))))))))", o); r.Correct {
+		t.Error("nesting beyond MaxDepth should not parse")
+	}
+}
+
+// TestConcurrent runs Verify from several goroutines; with -race it checks
+// that calls share no mutable state.
+func TestConcurrent(t *testing.T) {
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			ok := true
+			for i := 0; i < 50; i++ {
+				for _, c := range typical {
+					res, err := Verify(context.Background(), c.gold, c.pred, DefaultOptions())
+					ok = ok && err == nil && res.Correct
+				}
+			}
+			done <- ok
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if !<-done {
+			t.Error("a concurrent Verify failed")
+		}
+	}
+}
