@@ -1,0 +1,68 @@
+package verifiers
+
+import (
+	"context"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// FirstLetter returns the first letter of s (any script), or false when s
+// holds none. "(b) a cat" gives 'b'.
+func FirstLetter(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Choice scores a multiple-choice answer (LLaVA-OneVision-1.5
+// multiple_choice): the first letter of the extracted answer against the
+// first letter of ref, case-insensitively. Score 1 or 0.
+//
+// Parameters: "extract" (default "auto").
+func Choice(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := checkInputs(ctx, pred, ref); err != nil {
+		return Result{}, wrap("choice", err)
+	}
+	if err := p.Only("extract"); err != nil {
+		return Result{}, wrap("choice", err)
+	}
+	gold, ok := FirstLetter(ref)
+	if !ok {
+		return Result{}, wrap("choice", tensor.Errorf(ErrSyntax, "ref", nil, "no letter in %q", clip(ref)))
+	}
+	ans, ok, err := extractParam(pred, p, ExtractAuto)
+	if err != nil {
+		return Result{}, wrap("choice", err)
+	}
+	if !ok {
+		return Result{}, nil
+	}
+	got, ok := FirstLetter(ans)
+	if !ok {
+		return Result{}, nil
+	}
+	res := Result{Parsed: string(unicode.ToUpper(got))}
+	if strings.EqualFold(string(got), string(gold)) {
+		res.Score, res.Correct = 1, true
+	}
+	return res, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
