@@ -205,32 +205,25 @@ func iouThreshold(p Params, def float64, allowZero bool) (float64, error) {
 // Parameters: "extract" (default "auto"); "threshold" ε in [0, 1] (default
 // 0) or "progress" p in [0, 1], which sets ε by the Dynamic IoU schedule.
 func IoUVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("iou", err)
-	}
-	if err := p.Only("extract", "threshold", "progress"); err != nil {
-		return Result{}, wrap("iou", err)
-	}
+	return iouRule.verify(ctx, pred, ref, p)
+}
+
+var iouRule = rule{name: "iou", extract: ExtractAuto, params: []string{"threshold", "progress"}, score: scoreIoU}
+
+func scoreIoU(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	eps, err := iouThreshold(p, 0, true)
 	if err != nil {
-		return Result{}, wrap("iou", err)
+		return Result{}, err
 	}
 	gold, ok := ParseBox(ref)
 	if !ok {
-		return Result{}, wrap("iou", tensor.Errorf(ErrSyntax, "ref", nil, "no box [x1,y1,x2,y2] in %q", clip(ref)))
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no box [x1,y1,x2,y2] in %q", clip(ref))
 	}
 	if !gold.Valid() || gold.Area() <= 0 {
-		return Result{}, wrap("iou", tensor.Errorf(ErrSyntax, "ref", nil, "box %v is empty or unordered", gold))
-	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("iou", err)
-	}
-	if !ok {
-		return Result{}, nil
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "box %v is empty or unordered", gold)
 	}
 	got, ok := ParseBox(ans)
-	if !ok {
+	if !found || !ok {
 		return Result{}, nil
 	}
 	iou := IoU(got, gold)

@@ -26,25 +26,18 @@ func FirstLetter(s string) (rune, bool) {
 //
 // Parameters: "extract" (default "auto").
 func Choice(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("choice", err)
-	}
-	if err := p.Only("extract"); err != nil {
-		return Result{}, wrap("choice", err)
-	}
+	return choiceRule.verify(ctx, pred, ref, p)
+}
+
+var choiceRule = rule{name: "choice", extract: ExtractAuto, score: scoreChoice}
+
+func scoreChoice(_ context.Context, ans string, found bool, ref string, _ Params) (Result, error) {
 	gold, ok := FirstLetter(ref)
 	if !ok {
-		return Result{}, wrap("choice", tensor.Errorf(ErrSyntax, "ref", nil, "no letter in %q", clip(ref)))
-	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("choice", err)
-	}
-	if !ok {
-		return Result{}, nil
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no letter in %q", clip(ref))
 	}
 	got, ok := FirstLetter(ans)
-	if !ok {
+	if !found || !ok {
 		return Result{}, nil
 	}
 	res := Result{Parsed: string(unicode.ToUpper(got))}

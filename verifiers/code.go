@@ -96,22 +96,15 @@ func passParam(p Params) (float64, error) {
 // Parameters: "extract" (default "code": the last <answer>, then the last
 // ``` fence in it); "pass" (default 1).
 func HTML(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("html", err)
-	}
-	if err := p.Only("extract", "pass"); err != nil {
-		return Result{}, wrap("html", err)
-	}
+	return htmlRule.verify(ctx, pred, ref, p)
+}
+
+var htmlRule = rule{name: "html", extract: ExtractCode, params: []string{"pass"}, score: scoreHTML}
+
+func scoreHTML(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	pass, err := passParam(p)
-	if err != nil {
-		return Result{}, wrap("html", err)
-	}
-	ans, ok, err := extractParam(pred, p, ExtractCode)
-	if err != nil {
-		return Result{}, wrap("html", err)
-	}
-	if !ok {
-		return Result{}, nil
+	if err != nil || !found {
+		return Result{}, err
 	}
 	tok, tag := CodeOverlap(ans, ref)
 	score := clamp01(0.6*tok + 0.4*tag)

@@ -257,27 +257,30 @@ func matchOptimal(match []int, iou []float64, m, n int) {
 // (default) or "optimal"; "completeness" c (default 0.3);
 // "count_penalty" (default 0.6).
 func DetectionVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("detection", err)
-	}
+	return detectionRule.verify(ctx, pred, ref, p)
+}
+
+var detectionRule = rule{
+	name: "detection", extract: ExtractAuto,
+	params: []string{"threshold", "progress", "matching", "completeness", "count_penalty"},
+	score:  scoreDetection,
+}
+
+func scoreDetection(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	cfg, err := detectionParams(p)
 	if err != nil {
-		return Result{}, wrap("detection", err)
+		return Result{}, err
 	}
 	gt, err := ParseDetections(ref)
 	if err != nil {
-		return Result{}, wrap("detection", renameArg(err, "ref"))
+		return Result{}, renameArg(err, "ref")
 	}
 	for j, g := range gt {
 		if !g.Box.Valid() || g.Box.Area() <= 0 {
-			return Result{}, wrap("detection", tensor.Errorf(ErrSyntax, "ref", tensor.At(j), "box %v is empty, unordered or not finite", g.Box))
+			return Result{}, tensor.Errorf(ErrSyntax, "ref", tensor.At(j), "box %v is empty, unordered or not finite", g.Box)
 		}
 	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("detection", err)
-	}
-	if !ok {
+	if !found {
 		return Result{}, nil
 	}
 	got, err := ParseDetections(ans)
@@ -286,7 +289,7 @@ func DetectionVerifier(ctx context.Context, pred, ref string, p Params) (Result,
 	}
 	ds, err := ScoreDetections(gt, got, cfg)
 	if err != nil {
-		return Result{}, wrap("detection", err)
+		return Result{}, err
 	}
 	return Result{
 		Score:   ds.Score,
@@ -297,9 +300,6 @@ func DetectionVerifier(ctx context.Context, pred, ref string, p Params) (Result,
 
 func detectionParams(p Params) (DetectionConfig, error) {
 	cfg := DefaultDetectionConfig()
-	if err := p.Only("extract", "threshold", "progress", "matching", "completeness", "count_penalty"); err != nil {
-		return cfg, err
-	}
 	var err error
 	if cfg.Threshold, err = iouThreshold(p, cfg.Threshold, false); err != nil {
 		return cfg, err

@@ -45,30 +45,26 @@ func FormatTags(s string) float64 {
 // format (ThinkAnswer), else 0. AVATAR's reward is ±1 (rewards.Format);
 // verifier scores stay in [0, 1]. ref is ignored; no parameters.
 func Format(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("format", err)
-	}
-	if err := p.Only(); err != nil {
-		return Result{}, wrap("format", err)
-	}
+	return formatRule.verify(ctx, pred, ref, p)
+}
+
+var formatRule = rule{name: "format", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
 	if ThinkAnswer(pred) {
 		return Result{Score: 1, Correct: true}, nil
 	}
 	return Result{}, nil
-}
+}}
 
 // FormatTagsVerifier is the "format_tags" verifier: FormatTags(pred), with
 // Correct when all four tags occur once. ref is ignored; no parameters.
 func FormatTagsVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("format_tags", err)
-	}
-	if err := p.Only(); err != nil {
-		return Result{}, wrap("format_tags", err)
-	}
+	return formatTagsRule.verify(ctx, pred, ref, p)
+}
+
+var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
 	s := FormatTags(pred)
 	return Result{Score: s, Correct: s == 1}, nil
-}
+}}
 
 // Answer is the "answer" verifier: exact match of the extracted answer
 // with ref (trimmed), score 1 or 0.
@@ -76,22 +72,15 @@ func FormatTagsVerifier(ctx context.Context, pred, ref string, p Params) (Result
 // Parameters: "extract" (default "auto"); "ignore_case" (default false)
 // compares with Unicode case folding.
 func Answer(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("answer", err)
-	}
-	if err := p.Only("extract", "ignore_case"); err != nil {
-		return Result{}, wrap("answer", err)
-	}
+	return answerRule.verify(ctx, pred, ref, p)
+}
+
+var answerRule = rule{name: "answer", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreAnswer}
+
+func scoreAnswer(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	fold, err := p.Bool("ignore_case", false)
-	if err != nil {
-		return Result{}, wrap("answer", err)
-	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("answer", err)
-	}
-	if !ok {
-		return Result{}, nil
+	if err != nil || !found {
+		return Result{}, err
 	}
 	gold := strings.TrimSpace(ref)
 	res := Result{Parsed: ans}

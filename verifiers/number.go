@@ -105,32 +105,25 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 //
 // Parameters: "extract" (default "auto"), "tol" (default 0).
 func Number(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("number", err)
-	}
-	if err := p.Only("extract", "tol"); err != nil {
-		return Result{}, wrap("number", err)
-	}
+	return numberRule.verify(ctx, pred, ref, p)
+}
+
+var numberRule = rule{name: "number", extract: ExtractAuto, params: []string{"tol"}, score: scoreNumber}
+
+func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	tol, err := p.Float("tol", 0)
 	if err != nil {
-		return Result{}, wrap("number", err)
+		return Result{}, err
 	}
 	if tol < 0 {
-		return Result{}, wrap("number", paramErr("tol", "%v, want ≥ 0", tol))
+		return Result{}, paramErr("tol", "%v, want ≥ 0", tol)
 	}
 	gold, ok := LastNumber(ref)
 	if !ok {
-		return Result{}, wrap("number", tensor.Errorf(ErrSyntax, "ref", nil, "no number in %q", clip(ref)))
-	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("number", err)
-	}
-	if !ok {
-		return Result{}, nil
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no number in %q", clip(ref))
 	}
 	got, ok := LastNumber(ans)
-	if !ok {
+	if !found || !ok {
 		return Result{}, nil
 	}
 	res := Result{Parsed: got}

@@ -122,22 +122,15 @@ func ocrTargets(ref string) []string {
 // Parameters: "extract" (default "auto"); "ignore_case" (default false)
 // compares after mapping every character to lower case.
 func OCR(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("ocr", err)
-	}
-	if err := p.Only("extract", "ignore_case"); err != nil {
-		return Result{}, wrap("ocr", err)
-	}
+	return ocrRule.verify(ctx, pred, ref, p)
+}
+
+var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreOCR}
+
+func scoreOCR(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	fold, err := p.Bool("ignore_case", false)
-	if err != nil {
-		return Result{}, wrap("ocr", err)
-	}
-	ans, ok, err := extractParam(pred, p, ExtractAuto)
-	if err != nil {
-		return Result{}, wrap("ocr", err)
-	}
-	if !ok {
-		return Result{}, nil
+	if err != nil || !found {
+		return Result{}, err
 	}
 	targets := ocrTargets(ref)
 	got := ans
@@ -149,7 +142,7 @@ func OCR(ctx context.Context, pred, ref string, p Params) (Result, error) {
 	}
 	score, err := OCRSimilarity(got, targets)
 	if err != nil {
-		return Result{}, wrap("ocr", err)
+		return Result{}, err
 	}
 	return Result{Score: score, Correct: score == 1, Parsed: ans}, nil
 }

@@ -177,42 +177,37 @@ type SVG struct {
 
 // Verify implements Verifier.
 func (v SVG) Verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap("svg", err)
-	}
 	if v.Render == nil {
 		return Result{}, wrap("svg", tensor.Errorf(ErrParam, "SVG.Render", nil, "no renderer"))
 	}
-	if err := p.Only("extract", "pass"); err != nil {
-		return Result{}, wrap("svg", err)
-	}
+	r := rule{name: "svg", extract: ExtractCode, params: []string{"pass"}, score: v.score}
+	return r.verify(ctx, pred, ref, p)
+}
+
+func (v SVG) score(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	pass, err := passParam(p)
-	if err != nil {
-		return Result{}, wrap("svg", err)
-	}
-	ans, ok, err := extractParam(pred, p, ExtractCode)
-	if err != nil {
-		return Result{}, wrap("svg", err)
-	}
-	if !ok {
-		return Result{}, nil
+	if err != nil || !found {
+		return Result{}, err
 	}
 	refImg, err := v.Render(ctx, ref)
 	if err != nil {
-		return Result{}, wrap("svg", tensor.Errorf(ErrSyntax, "ref", nil, "rendering: %v", err))
+		if isContextErr(err) {
+			return Result{}, err
+		}
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "rendering: %v", err)
 	}
 	if refImg == nil {
-		return Result{}, wrap("svg", tensor.Errorf(ErrSyntax, "ref", nil, "renderer returned no image"))
+		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "renderer returned no image")
 	}
 	rb := refImg.Bounds()
 	if rb.Dx() <= 0 || rb.Dy() <= 0 || int64(rb.Dx())*int64(rb.Dy()) > MaxPixels {
-		return Result{}, wrap("svg", tensor.Errorf(ErrTooLarge, "ref", nil, "rendered to %d×%d, want 1 to %d pixels", rb.Dx(), rb.Dy(), MaxPixels))
+		return Result{}, tensor.Errorf(ErrTooLarge, "ref", nil, "rendered to %d×%d, want 1 to %d pixels", rb.Dx(), rb.Dy(), MaxPixels)
 	}
 	var imgScore float64
 	predImg, err := v.Render(ctx, ans)
 	switch {
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		return Result{}, wrap("svg", err)
+	case isContextErr(err):
+		return Result{}, err
 	case err == nil && predImg != nil && !predImg.Bounds().Empty():
 		w, h := rb.Dx(), rb.Dy()
 		imgScore = max(0, ssimGray(grayOf(predImg, w, h), grayOf(refImg, w, h), w, h))
@@ -220,4 +215,10 @@ func (v SVG) Verify(ctx context.Context, pred, ref string, p Params) (Result, er
 	tok, tag := CodeOverlap(ans, ref)
 	score := clamp01(0.5*imgScore + 0.25*(tok+tag))
 	return Result{Score: score, Correct: score >= pass, Parsed: ans}, nil
+}
+
+// isContextErr reports whether err comes from a cancelled or expired
+// context, which is never the prediction's fault.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -157,6 +157,45 @@ func Lookup(name string) (Verifier, error) { return Default.Lookup(name) }
 // Names lists the Default registry.
 func Names() []string { return Default.Names() }
 
+// rule is the shape every built-in verifier shares: the context and size
+// checks, the check for unknown parameters and the extraction of the
+// answer run first, then score sees the extracted answer (found is false
+// when the extraction mode found none), the reference and the parameters.
+type rule struct {
+	name string
+	// extract is the default extraction mode; "" for verifiers that read
+	// the whole response and take no "extract" parameter.
+	extract string
+	// params are the parameters besides "extract".
+	params []string
+	score  func(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error)
+}
+
+func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := checkInputs(ctx, pred, ref); err != nil {
+		return Result{}, wrap(r.name, err)
+	}
+	known := r.params
+	if r.extract != "" {
+		known = append(known[:len(known):len(known)], "extract")
+	}
+	if err := p.Only(known...); err != nil {
+		return Result{}, wrap(r.name, err)
+	}
+	ans, found := pred, true
+	if r.extract != "" {
+		var err error
+		if ans, found, err = extractParam(pred, p, r.extract); err != nil {
+			return Result{}, wrap(r.name, err)
+		}
+	}
+	res, err := r.score(ctx, ans, found, ref, p)
+	if err != nil {
+		return Result{}, wrap(r.name, err)
+	}
+	return res, nil
+}
+
 // checkInputs is the common preamble of the built-in verifiers.
 func checkInputs(ctx context.Context, pred, ref string) error {
 	if err := ctx.Err(); err != nil {
