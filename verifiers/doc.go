@@ -11,8 +11,13 @@
 // per-sample verifier_parm (Fig. 8). A malformed prediction scores 0 with no
 // error; errors report what the trainer supplied: an unparseable reference,
 // a bad or unknown parameter (wrapping ErrParam), input over a limit
-// (ErrTooLarge), a cancelled context. Errors are *tensor.ArgError values
-// naming the argument ("ref", `params["threshold"]`).
+// (ErrTooLarge), a cancelled context. Errors about inputs are
+// *tensor.ArgError values naming the argument ("ref", `params["threshold"]`).
+//
+// Correct is an exact match for answer, choice and number; IoU ≥ ε (0.5
+// when ε = 0) for iou; every ground-truth box matched and nothing else
+// predicted for detection; a score of 1 for ocr and the format verifiers;
+// a score ≥ "pass" (default 1) for html and svg.
 //
 // # Registry keys (Default)
 //

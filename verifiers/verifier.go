@@ -143,9 +143,10 @@ func (r *Registry) Verify(ctx context.Context, name, pred, ref string, params Pa
 }
 
 // Default is the registry the package-level functions use. It holds the
-// built-in verifiers under the keys of CONFORMANCE.md: choice, number, iou,
-// detection, ocr, html, format, format_tags, and also answer and
-// format_boxed (see the package documentation).
+// built-in verifiers under the keys of CONFORMANCE.md (choice, number, iou,
+// detection, ocr, html, format, format_tags) and answer; see the package
+// documentation. "math" is added by package mathverify's adapter and "svg"
+// by a caller with a renderer.
 var Default = new(Registry)
 
 // Register adds v to the Default registry.
@@ -175,12 +176,14 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	if err := checkInputs(ctx, pred, ref); err != nil {
 		return Result{}, wrap(r.name, err)
 	}
-	known := r.params
-	if r.extract != "" {
-		known = append(known[:len(known):len(known)], "extract")
-	}
-	if err := p.Only(known...); err != nil {
-		return Result{}, wrap(r.name, err)
+	if len(p) > 0 {
+		known := r.params
+		if r.extract != "" {
+			known = append(known[:len(known):len(known)], "extract")
+		}
+		if err := p.Only(known...); err != nil {
+			return Result{}, wrap(r.name, err)
+		}
 	}
 	ans, found := pred, true
 	if r.extract != "" {
