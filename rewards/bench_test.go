@@ -50,28 +50,36 @@ func mixedBatch(n int, seed uint64) []rewards.Sample {
 
 // BenchmarkRoute10k routes a mixed batch of 10 000 samples over three
 // verifiers in one call, with per-source diagnostics, and reports samples
-// per second.
+// per second: on one worker, and on one per CPU (the default).
 func BenchmarkRoute10k(b *testing.B) {
 	samples := mixedBatch(10000, 7)
 	out := make([]rewards.Outcome, len(samples))
-	diag := rewards.NewDiagnostics()
-	r := rewards.Router{Diagnostics: diag}
 	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := r.Route(ctx, out, samples); err != nil {
-			b.Fatal(err)
+	for _, workers := range []int{1, 0} {
+		name := "workers=1"
+		if workers == 0 {
+			name = "workers=GOMAXPROCS"
 		}
-		diag.Flush()
+		b.Run(name, func(b *testing.B) {
+			diag := rewards.NewDiagnostics()
+			r := rewards.Router{Diagnostics: diag, Workers: workers}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := r.Route(ctx, out, samples); err != nil {
+					b.Fatal(err)
+				}
+				diag.Flush()
+			}
+			for i, o := range out {
+				if o.Err != nil {
+					b.Fatalf("sample %d: %v", i, o.Err)
+				}
+			}
+			perCall := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(float64(len(samples))/perCall, "samples/s")
+			b.ReportMetric(perCall*1e9/float64(len(samples)), "ns/sample")
+		})
 	}
-	for i, o := range out {
-		if o.Err != nil {
-			b.Fatalf("sample %d: %v", i, o.Err)
-		}
-	}
-	perCall := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(len(samples))/perCall, "samples/s")
-	b.ReportMetric(perCall*1e9/float64(len(samples)), "ns/sample")
 }
 
 // TestMixedBatchDiagnostics checks the benchmark's batch end to end, so the

@@ -130,3 +130,47 @@ func FuzzRoute(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNumeric drives the numeric components with arbitrary numbers: a
+// finite result or an error, never a panic or a NaN.
+func FuzzNumeric(f *testing.F) {
+	f.Add(9.0, 10.0, 0.5, 0.2, -0.1, true)
+	f.Add(math.Inf(1), 0.0, math.NaN(), 2.0, 1e308, false)
+	f.Fuzz(func(t *testing.T, a, b, c, d, e float64, ok bool) {
+		if r, err := rewards.RMAE(a, b); err == nil && !(r >= 0 && r <= 1) {
+			t.Errorf("RMAE(%v, %v) = %v", a, b, r)
+		}
+		if r, err := rewards.MeanTokenLikelihood([]float64{a, b, c}); err == nil && !(r >= 0 && r <= 1) {
+			t.Errorf("MeanTokenLikelihood = %v", r)
+		}
+		if r, err := rewards.AVATARStage3().Combine(a, b, c); err == nil && (math.IsNaN(r) || math.IsInf(r, 0)) {
+			t.Errorf("Combine(%v, %v, %v) = %v", a, b, c, r)
+		}
+		dst := make([]float32, 1)
+		cfg := rewards.TurnConfig{BetaG: d, BetaW: e, Format: a}
+		if err := rewards.TurnRewards(dst, []rewards.Turn{{Grounding: b, WorldModeling: c, FormatOK: ok, Env: e}}, cfg); err == nil && (math.IsNaN(float64(dst[0])) || math.IsInf(float64(dst[0]), 0)) {
+			t.Errorf("TurnRewards = %v", dst[0])
+		}
+		var diag rewards.Diagnostics
+		if err := diag.Record(rewards.Observation{Source: "s", Reward: a, Accuracy: b, Format: c, Correct: ok, Length: int(d)}); err == nil {
+			for k, v := range rewards.Metrics("p", diag.Snapshot()) {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("metric %s = %v", k, v)
+				}
+			}
+		}
+	})
+}
+
+func FuzzGroundingWorldModelingFormat(f *testing.F) {
+	f.Add("<think><observation>o</observation><prediction>p</prediction></think><answer>a</answer>")
+	f.Add("<think><prediction></think>")
+	f.Fuzz(func(t *testing.T, s string) {
+		if rewards.GroundingWorldModelingFormat(s) {
+			// A well-formed turn has one of each tag, so V-Triune's tag count is full too.
+			if verifiers.FormatTags(s) != 1 || !strings.HasPrefix(strings.TrimSpace(s), "<think>") {
+				t.Errorf("GroundingWorldModelingFormat(%q) but FormatTags %v", s, verifiers.FormatTags(s))
+			}
+		}
+	})
+}

@@ -297,3 +297,30 @@ func FuzzAssign(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScoring drives the numeric entry points with arbitrary numbers.
+func FuzzScoring(f *testing.F) {
+	f.Add(0.0, 0.0, 10.0, 10.0, 1.0, 2.0, 9.0, 11.0, 0.5, 0.3)
+	f.Add(math.Inf(1), -1.0, math.NaN(), 1e308, 0.0, 0.0, 0.0, 0.0, 2.0, -1.0)
+	f.Fuzz(func(t *testing.T, a0, a1, a2, a3, b0, b1, b2, b3, p, tau float64) {
+		a, b := verifiers.Box{a0, a1, a2, a3}, verifiers.Box{b0, b1, b2, b3}
+		if iou := verifiers.IoU(a, b); !(iou >= 0 && iou <= 1) {
+			t.Errorf("IoU(%v, %v) = %v", a, b, iou)
+		}
+		if th, err := verifiers.DynamicIoU(p); err == nil && !(th >= 0.85 && th <= 0.99) {
+			t.Errorf("DynamicIoU(%v) = %v", p, th)
+		}
+		cfg := verifiers.DefaultDetectionConfig()
+		cfg.Threshold, cfg.Optimal = p, tau > 0.5
+		gt := []verifiers.Detection{{Label: "a", Box: a}}
+		pred := []verifiers.Detection{{Label: "a", Box: b}, {Label: "A", Box: a}}
+		if ds, err := verifiers.ScoreDetections(gt, pred, cfg); err == nil && !(ds.Score >= 0 && ds.Score <= 1) {
+			t.Errorf("ScoreDetections = %+v", ds)
+		}
+		if ctl, err := verifiers.NewAdaptiveIoU(tau); err == nil {
+			if th, err := ctl.Observe([]float64{p, math.Abs(a0)}); err == nil && !(th >= 0.5 && th <= 0.99) {
+				t.Errorf("AdaptiveIoU threshold %v", th)
+			}
+		}
+	})
+}

@@ -58,13 +58,13 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	out := bufio.NewWriter(stdout)
 	for n := 1; ; n++ {
-		line, tooLong, err := readLine(in, verifyLineLimit)
+		line, read, tooLong, err := readLine(in, verifyLineLimit)
 		if err != nil && err != io.EOF {
 			out.Flush()
 			fmt.Fprintf(stderr, "verify: reading stdin at line %d: %v\n", n, err)
 			return 1
 		}
-		if err == io.EOF && len(line) == 0 && !tooLong {
+		if read == 0 { // end of input
 			break
 		}
 		var resp any
@@ -103,14 +103,16 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readLine returns the next line without its line ending. A line over
-// limit bytes is read to its end and dropped, and reported with tooLong,
-// so memory stays bounded. err is io.EOF at the end of input, alongside a
-// final line that has no newline.
-func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+// readLine returns the next line without its line ending, and how many
+// bytes it consumed (0 only at the end of input). A line over limit bytes
+// is read to its end and dropped, and reported with tooLong, so memory
+// stays bounded. err is io.EOF at the end of input, alongside a final line
+// that has no newline.
+func readLine(r *bufio.Reader, limit int) (line []byte, read int, tooLong bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
+		read += len(chunk)
 		if !tooLong {
 			if len(buf)+len(chunk) > limit+2 { // room for "\r\n"
 				tooLong, buf = true, nil
@@ -126,7 +128,7 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 		if !tooLong && len(buf) > limit {
 			tooLong, buf = true, nil
 		}
-		return buf, tooLong, err
+		return buf, read, tooLong, err
 	}
 }
 

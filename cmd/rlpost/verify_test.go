@@ -203,3 +203,34 @@ func TestVerifyHostileLines(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerifyCmd feeds arbitrary bytes to `rlpost verify`: it exits 0 and
+// answers every input line with exactly one JSON line.
+func FuzzVerifyCmd(f *testing.F) {
+	f.Add([]byte(`{"verifier": "choice", "gold": "A", "pred": "A"}` + "\n\n{}\n"))
+	f.Add([]byte(`{"verifier": "detection", "gold": "[]", "pred": "[[[", "params": {"matching": 1}}`))
+	f.Add([]byte("\r\n\xff\x00{\"verifier\":\"ocr\",\"pred\":\"\",\"gold\":[]}"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"verify"}, bytes.NewReader(in), &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		lines := bytes.Count(in, []byte("\n"))
+		if len(in) > 0 && in[len(in)-1] != '\n' {
+			lines++
+		}
+		got := bytes.Split(bytes.TrimSuffix(stdout.Bytes(), []byte("\n")), []byte("\n"))
+		if stdout.Len() == 0 {
+			got = nil
+		}
+		if len(got) != lines {
+			t.Fatalf("%d output lines for %d input lines", len(got), lines)
+		}
+		for _, l := range got {
+			var o map[string]any
+			if err := json.Unmarshal(l, &o); err != nil || len(o) == 0 {
+				t.Fatalf("output line %q: %v", l, err)
+			}
+		}
+	})
+}
