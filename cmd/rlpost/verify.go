@@ -57,8 +57,12 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	out := bufio.NewWriter(stdout)
+	var line []byte // reused from line to line
 	for n := 1; ; n++ {
-		line, read, tooLong, err := readLine(in, verifyLineLimit)
+		var read int
+		var tooLong bool
+		var err error
+		line, read, tooLong, err = readLine(in, verifyLineLimit, line[:0])
 		if err != nil && err != io.EOF {
 			out.Flush()
 			fmt.Fprintf(stderr, "verify: reading stdin at line %d: %v\n", n, err)
@@ -103,19 +107,18 @@ func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readLine returns the next line without its line ending, and how many
-// bytes it consumed (0 only at the end of input). A line over limit bytes
-// is read to its end and dropped, and reported with tooLong, so memory
-// stays bounded. err is io.EOF at the end of input, alongside a final line
-// that has no newline.
-func readLine(r *bufio.Reader, limit int) (line []byte, read int, tooLong bool, err error) {
-	var buf []byte
+// readLine appends the next line, without its line ending, to buf and
+// returns it with how many bytes it consumed (0 only at the end of input).
+// A line over limit bytes is read to its end and dropped, and reported
+// with tooLong, so memory stays bounded. err is io.EOF at the end of
+// input, alongside a final line that has no newline.
+func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, read int, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		read += len(chunk)
 		if !tooLong {
 			if len(buf)+len(chunk) > limit+2 { // room for "\r\n"
-				tooLong, buf = true, nil
+				tooLong, buf = true, buf[:0]
 			} else {
 				buf = append(buf, chunk...)
 			}
@@ -126,7 +129,7 @@ func readLine(r *bufio.Reader, limit int) (line []byte, read int, tooLong bool, 
 		buf = bytes.TrimSuffix(buf, []byte("\n"))
 		buf = bytes.TrimSuffix(buf, []byte("\r"))
 		if !tooLong && len(buf) > limit {
-			tooLong, buf = true, nil
+			tooLong, buf = true, buf[:0]
 		}
 		return buf, read, tooLong, err
 	}
