@@ -1,7 +1,61 @@
-// Package rewards will hold reward components and their composition
-// (AVATAR Table 1), sample-level routing (V-Triune §3.1), the Judge
-// interface and source-level diagnostics (SPEC §7).
+// Package rewards turns verifier scores into training rewards (SPEC §7):
+// reward components and their weighted composition, sample-level routing
+// of a mixed batch to its verifiers, the Judge interface for
+// LLM-as-a-judge rewards, VAGEN's turn rewards, and per-source
+// diagnostics.
 //
-// Nothing is implemented yet; see the project's issue on rule verifiers
-// and reward composition.
+// # Components (AVATAR, seed 000_2798f525205c4475, §4.3)
+//
+//	format (Eq. 7):      R_format = +1 for <think>…</think><answer>…</answer>, else −1   (Format)
+//	accuracy (Eq. 8):    R_acc = 1 − min(1, |a − a_gt| / |a_gt|), a_gt ≠ 0            (RMAE, RMAEVerifier)
+//	self-reward (9–10):  o*_maj = the most common answer of the group (ties: the answer of the
+//	                     tied response with the highest mean token likelihood);
+//	                     R_self(o_i) = 1 if o_i = o*_maj, else 0                     (SelfReward)
+//	judge:               s_judge ∈ [0, 1] from a frozen model                       (Judge, AskJudge)
+//
+// V-Triune's format reward (Eq. 2, 0.25 per tag occurring exactly once) is
+// verifiers.FormatTags.
+//
+// # Composition (AVATAR Table 1)
+//
+//	S1: 0.5·R_format + 0.5·R_acc                 (AVATARStage1)
+//	S2: 0.2·R_format + 0.4·R_acc + 0.4·R_self    (AVATARStage2)
+//	S3: 0.2·R_format + 0.4·R_acc + 0.4·R_judge   (AVATARStage3)
+//
+// Composite holds any such weighted sum.
+//
+// # Turn rewards (VAGEN, seed 004_7566cbc5581f6ac0, §5.3)
+//
+//	r_t = r_reason + r_format + R(s_t, a_t),   r_reason = β_g·I_g + β_w·I_w,
+//
+// β_g = β_w = 0.5, r_format = 0.5 for a well-formed turn (TurnRewards,
+// VAGENTurnConfig); JudgeTurn asks a Judge for I_g and I_w from the
+// <observation> and <prediction> sections of a Grounding-WorldModeling turn.
+//
+// # Sample-level routing (V-Triune, seed 003_1baf8ead00bcbfc5, §3.1, Fig. 8)
+//
+// Every sample carries a RouteSpec: data_source, verifier (a key of a
+// verifiers.Registry), verifier_parm, accuracy_ratio a and format_ratio f
+// (defaults 1.0 and 0.1). Its reward is
+//
+//	reward = (a·acc + f·format) / (a + f),
+//
+// with acc the named verifier's score and format V-Triune's Eq. 2 unless
+// the Router says otherwise. A Router scores a whole batch in one call on a
+// bounded pool of goroutines under the caller's context; a sample whose
+// spec, reference or verifier fails gets its own error and a reward of 0,
+// and the rest of the batch goes on. Rewards land in [0, 1]; AReaL's reward
+// scaling and DAPO's overlong shaping are applied afterwards with
+// grpo.Shape and grpo.Overlong.
+//
+// # Source-level diagnostics (V-Triune §3.3, Appendix I)
+//
+// Diagnostics accumulates, per data_source: mean reward, accuracy and
+// format; correct rate; mean response length over all, correct and
+// incorrect responses; truncation rate; the reflection ratio
+// R_reflect = N_reflect/N_total (Eq. 4) and the correctness within
+// reflection C_reflect = N_correct_reflect/N_reflect (Eq. 5), a response
+// being reflective when it holds one of the 15 words of Reflective.
+// Snapshot, Reset and Flush serve a trainer that logs once a step; Metrics
+// flattens a snapshot for a logger.
 package rewards

@@ -1,0 +1,236 @@
+package rewards
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// RouteSpec is V-Triune's per-sample routing metadata (§3.1, Fig. 8): the
+// source, the verifier key and its parameters, and the weights of accuracy
+// and format in the sample's reward,
+//
+//	reward = (a·accuracy + f·format) / (a + f).
+//
+// JSON decoding starts from the defaults a = 1.0, f = 0.1, so absent
+// ratios take them; fields other than these five (V-Triune's reward_model
+// also holds "answer" and "ground_truth") are ignored. In Go, start from
+// DefaultRouteSpec.
+type RouteSpec struct {
+	DataSource    string           `json:"data_source"`
+	Verifier      string           `json:"verifier"`
+	VerifierParm  verifiers.Params `json:"verifier_parm"`
+	AccuracyRatio float64          `json:"accuracy_ratio"`
+	FormatRatio   float64          `json:"format_ratio"`
+}
+
+// DefaultRouteSpec returns a spec with V-Triune's ratios a = 1.0, f = 0.1.
+func DefaultRouteSpec() RouteSpec { return RouteSpec{AccuracyRatio: 1, FormatRatio: 0.1} }
+
+// UnmarshalJSON decodes a spec on top of the default ratios.
+func (s *RouteSpec) UnmarshalJSON(b []byte) error {
+	type plain RouteSpec // no methods: no recursion
+	p := plain(DefaultRouteSpec())
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*s = RouteSpec(p)
+	return nil
+}
+
+// Validate reports ratios that are negative, not finite or both zero, and
+// a missing verifier key when the accuracy ratio is positive (a spec with
+// a = 0 scores format only and needs no verifier).
+func (s RouteSpec) Validate() error {
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"accuracy_ratio", s.AccuracyRatio}, {"format_ratio", s.FormatRatio}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return tensor.Errorf(tensor.ErrRange, f.name, nil, "%v, want a finite number ≥ 0", f.v)
+		}
+	}
+	if s.AccuracyRatio+s.FormatRatio == 0 {
+		return tensor.Errorf(tensor.ErrRange, "accuracy_ratio + format_ratio", nil, "0; start from DefaultRouteSpec (1.0 and 0.1)")
+	}
+	if s.Verifier == "" && s.AccuracyRatio > 0 {
+		return tensor.Errorf(tensor.ErrEmpty, "verifier", nil, "no verifier key with accuracy_ratio %v", s.AccuracyRatio)
+	}
+	return nil
+}
+
+// Combine returns (a·acc + f·format)/(a + f) for a valid spec.
+func (s RouteSpec) Combine(acc, format float64) float64 {
+	return (s.AccuracyRatio*acc + s.FormatRatio*format) / (s.AccuracyRatio + s.FormatRatio)
+}
+
+// Sample is one response to score.
+type Sample struct {
+	Spec RouteSpec
+	// Response is the model output; Reference the ground truth
+	// (V-Triune's reward_model.ground_truth).
+	Response, Reference string
+	// Length is the response length in tokens and Truncated whether it hit
+	// the generation limit; both only feed the diagnostics.
+	Length    int
+	Truncated bool
+}
+
+// Outcome is the reward of one sample.
+type Outcome struct {
+	// Reward = (a·Accuracy + f·Format)/(a + f).
+	Reward float64
+	// Accuracy is the verifier's score, Format the format verifier's; a
+	// component with ratio 0 is not computed and reads 0.
+	Accuracy, Format float64
+	// Correct and Parsed come from the verifier.
+	Correct bool
+	Parsed  string
+	// Err is this sample's failure (bad spec, unknown verifier, reference
+	// that does not parse, timeout, a verifier that panicked); Reward is 0
+	// then. Other samples are unaffected.
+	Err error
+}
+
+// Router scores batches of samples, each by the verifier its spec names.
+// The zero value uses verifiers.Default, V-Triune's format reward, one
+// worker per CPU and no diagnostics. A Router is safe for concurrent use
+// if its Registry and Format are.
+//
+// Rewards come out in [0, 1]; reward scaling (AReaL) and DAPO's overlong
+// shaping are separate steps: grpo.Shape and grpo.Overlong.
+type Router struct {
+	// Registry resolves verifier keys; nil means verifiers.Default.
+	Registry *verifiers.Registry
+	// Format scores the format component (pred = response, ref = "");
+	// nil means V-Triune's Eq. 2 (verifiers.FormatTagsVerifier).
+	Format verifiers.Verifier
+	// Workers bounds how many samples are scored at once; ≤ 0 means
+	// runtime.GOMAXPROCS(0). Raise it for verifiers that wait on I/O, such
+	// as judges.
+	Workers int
+	// Timeout bounds each sample's verification; 0 means none beyond ctx.
+	Timeout time.Duration
+	// Diagnostics, when set, receives every scored sample after the batch
+	// is done, in sample order.
+	Diagnostics *Diagnostics
+}
+
+// Route scores samples into dst (same length), concurrently on at most
+// r.Workers goroutines. A sample's failure is reported in its Outcome.Err
+// and does not stop the others. When ctx is cancelled, samples not yet
+// started get Err = ctx.Err() and Route returns ctx.Err(); otherwise it
+// returns nil, or an error for dst of the wrong length.
+func (r *Router) Route(ctx context.Context, dst []Outcome, samples []Sample) error {
+	if len(dst) != len(samples) {
+		return fmt.Errorf("rewards: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d (samples)", len(dst), len(samples)))
+	}
+	reg := r.Registry
+	if reg == nil {
+		reg = verifiers.Default
+	}
+	format := r.Format
+	if format == nil {
+		format = verifiers.Func(verifiers.FormatTagsVerifier)
+	}
+	workers := r.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(samples))
+	// Reflection scanning reads every response, so the workers do it, not
+	// the single goroutine that records the diagnostics.
+	var reflective []bool
+	if r.Diagnostics != nil {
+		reflective = make([]bool, len(samples))
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(samples) {
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				dst[i] = Outcome{Err: err}
+				continue
+			}
+			dst[i] = r.score(ctx, reg, format, &samples[i])
+			if dst[i].Err != nil {
+				dst[i].Err = fmt.Errorf("rewards: samples[%d] (%s): %w", i, samples[i].Spec.DataSource, dst[i].Err)
+			} else if reflective != nil {
+				reflective[i] = Reflective(samples[i].Response)
+			}
+		}
+	}
+	if workers <= 1 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				work()
+			}()
+		}
+		wg.Wait()
+	}
+	if r.Diagnostics != nil {
+		r.Diagnostics.recordBatch(samples, dst, reflective, ctx.Err() != nil)
+	}
+	return ctx.Err()
+}
+
+// score computes one sample's outcome; a panic in a verifier becomes the
+// sample's error instead of taking the trainer down.
+func (r *Router) score(ctx context.Context, reg *verifiers.Registry, format verifiers.Verifier, s *Sample) (out Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = Outcome{Err: fmt.Errorf("verifier %q panicked: %v", s.Spec.Verifier, p)}
+		}
+	}()
+	spec := &s.Spec
+	if err := spec.Validate(); err != nil {
+		return Outcome{Err: err}
+	}
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	if spec.AccuracyRatio > 0 {
+		res, err := reg.Verify(ctx, spec.Verifier, s.Response, s.Reference, spec.VerifierParm)
+		if err != nil {
+			return Outcome{Err: err}
+		}
+		out.Accuracy, out.Correct, out.Parsed = res.Score, res.Correct, res.Parsed
+	}
+	if spec.FormatRatio > 0 {
+		res, err := format.Verify(ctx, s.Response, "", nil)
+		if err != nil {
+			return Outcome{Err: fmt.Errorf("format: %w", err)}
+		}
+		if !(res.Score >= 0 && res.Score <= 1) {
+			return Outcome{Err: fmt.Errorf("format verifier returned %v, want a score in [0, 1]", res.Score)}
+		}
+		out.Format = res.Score
+	}
+	out.Reward = spec.Combine(out.Accuracy, out.Format)
+	return out
+}
+
+// isContextErr reports whether err comes from a cancelled or expired
+// context.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

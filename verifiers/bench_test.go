@@ -1,0 +1,40 @@
+package verifiers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// BenchmarkVerifiers measures one call of each built-in verifier on a
+// typical response: a few hundred bytes of reasoning, then the answer.
+func BenchmarkVerifiers(b *testing.B) {
+	think := "<think>" + strings.Repeat("The image shows several objects; consider each region in turn. ", 5) + "</think>"
+	cases := []struct{ name, pred, ref string }{
+		{"choice", think + "<answer>B</answer>", "B"},
+		{"number", think + "<answer>There are 1,024 objects</answer>", "1024"},
+		{"iou", think + "<answer>[10, 12, 108, 110]</answer>", "[10, 10, 110, 110]"},
+		{"detection", think + `<answer>[{"bbox_2d": [10, 12, 108, 110], "label": "cat"}, {"bbox_2d": [200, 50, 300, 150], "label": "dog"}]</answer>`,
+			`[{"label": "cat", "bbox": [10, 10, 110, 110]}, {"label": "dog", "bbox": [200, 50, 300, 150]}]`},
+		{"ocr", think + "<answer>Total amount due: 1,234.50 USD</answer>", "Total amount due: 1,234.56 USD"},
+		{"html", think + "<answer>```html\n<div class=\"card\"><h1>Title</h1><p>Body text here</p></div>\n```</answer>", `<div class="card"><h2>Title</h2><p>Body text</p></div>`},
+		{"format_tags", think + "<answer>B</answer>", ""},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		v, err := verifiers.Lookup(c.name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(ctx, c.pred, c.ref, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,24 @@
+package verifiers
+
+// The built-in verifiers join the Default registry when the package is
+// loaded. "math" is not among them: it lives in package mathverify.
+func init() {
+	for _, b := range []struct {
+		name string
+		f    Func
+	}{
+		{"answer", Answer},
+		{"choice", Choice},
+		{"number", Number},
+		{"iou", IoUVerifier},
+		{"detection", DetectionVerifier},
+		{"ocr", OCR},
+		{"html", HTML},
+		{"format", Format},
+		{"format_tags", FormatTagsVerifier},
+	} {
+		if err := Default.Register(b.name, b.f); err != nil {
+			panic(err)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package verifiers_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// Verifiers are looked up by V-Triune's verifier key and take the
+// per-sample verifier_parm.
+func Example() {
+	ctx := context.Background()
+	response := "<think>The second option shows a cat.</think><answer>B</answer>"
+	res, err := verifiers.Default.Verify(ctx, "choice", response, "B", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Score, res.Correct, res.Parsed)
+	// Output: 1 true B
+}
+
+func ExampleDetectionVerifier() {
+	gold := `[{"label": "cat", "bbox": [0, 0, 100, 100]}, {"label": "dog", "bbox": [200, 0, 300, 100]}]`
+	pred := "<answer>```json\n" +
+		`[{"bbox_2d": [0, 0, 100, 90], "label": "cat"}, {"bbox_2d": [200, 0, 300, 100], "label": "cat"}]` +
+		"\n```</answer>"
+	// Early in training (progress 5%) Dynamic IoU asks for IoU ≥ 0.85. The
+	// cat matches with IoU 0.9; the second box has the wrong label, so the
+	// dog is missed and the box is a false alarm.
+	res, err := verifiers.DetectionVerifier(context.Background(), pred, gold, verifiers.Params{"progress": 0.05})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// (0.9·0.7 + (1 − (0.5 + 0.5)/2)·0.3)·0.6⁰
+	fmt.Printf("%.2f %v\n", res.Score, res.Correct)
+	// Output: 0.78 false
+}
+
+func ExampleOCR() {
+	// Edits are counted in characters: one substitution in four.
+	res, _ := verifiers.OCR(context.Background(), "<answer>北京大字</answer>", "北京大学", nil)
+	fmt.Println(res.Score)
+	// Output: 0.75
+}
+
+func ExampleDynamicIoU() {
+	for _, p := range []float64{0.05, 0.2, 0.5} {
+		t, _ := verifiers.DynamicIoU(p)
+		fmt.Println(p, t)
+	}
+	// Output:
+	// 0.05 0.85
+	// 0.2 0.95
+	// 0.5 0.99
+}
+
+func ExampleAdaptiveIoU() {
+	a, _ := verifiers.NewAdaptiveIoU(0.5)
+	// Three batches: 80% of boxes beat the threshold, then 80%, then 20%.
+	for _, bsr := range []float64{0.8, 0.8, 0.2} {
+		t, _ := a.Step(bsr)
+		fmt.Println(t)
+	}
+	// Output:
+	// 0.55
+	// 0.6
+	// 0.55
+}
+
+func ExampleAssign() {
+	// Three workers, three jobs: minimise the total cost.
+	cost := [][]float64{
+		{4, 1, 3},
+		{2, 0, 5},
+		{3, 2, 2},
+	}
+	dst := make([]int, 3)
+	total, _ := verifiers.Assign(dst, cost)
+	fmt.Println(dst, total)
+	// Output: [1 0 2] 5
+}
+
+func ExampleFormatTags() {
+	fmt.Println(verifiers.FormatTags("<think>a</think><answer>b</answer>"))
+	fmt.Println(verifiers.FormatTags("<think>a</think><answer>b"))
+	// Output:
+	// 1
+	// 0.75
+}
+
+func ExampleRegistry() {
+	var reg verifiers.Registry
+	exact := verifiers.Func(func(_ context.Context, pred, ref string, _ verifiers.Params) (verifiers.Result, error) {
+		if pred == ref {
+			return verifiers.Result{Score: 1, Correct: true, Parsed: pred}, nil
+		}
+		return verifiers.Result{Parsed: pred}, nil
+	})
+	if err := reg.Register("exact", exact); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := reg.Verify(context.Background(), "exact", "yes", "yes", nil)
+	fmt.Println(reg.Names(), res.Score)
+	// Output: [exact] 1
+}

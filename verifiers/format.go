@@ -1,0 +1,91 @@
+package verifiers
+
+import (
+	"context"
+	"strings"
+)
+
+// The four tags of the reasoning format, V-Triune's s_1..s_4 (Eq. 2).
+var formatTags = [4]string{"<think>", "</think>", "<answer>", "</answer>"}
+
+// ThinkAnswer reports whether s follows AVATAR's reasoning format (Eq. 7),
+// <think>…</think><answer>…</answer>: after trimming surrounding white
+// space, s starts with <think> and ends with </answer>, each of the four
+// tags occurs exactly once, and only white space lies between </think> and
+// <answer>.
+func ThinkAnswer(s string) bool {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "<think>") || !strings.HasSuffix(s, "</answer>") {
+		return false
+	}
+	for _, t := range formatTags {
+		if strings.Count(s, t) != 1 {
+			return false
+		}
+	}
+	end := strings.Index(s, "</think>")
+	ans := strings.Index(s, "<answer>")
+	return end < ans && strings.TrimSpace(s[end+len("</think>"):ans]) == ""
+}
+
+// FormatTags returns V-Triune's format reward (Eq. 2): 0.25 for each of
+// <think>, </think>, <answer>, </answer> that occurs exactly once in s,
+// wherever it is.
+func FormatTags(s string) float64 {
+	var r float64
+	for _, t := range formatTags {
+		if strings.Count(s, t) == 1 {
+			r += 0.25
+		}
+	}
+	return r
+}
+
+// Format is the "format" verifier: score 1 when pred follows AVATAR's
+// format (ThinkAnswer), else 0. AVATAR's reward is ±1 (rewards.Format);
+// verifier scores stay in [0, 1]. ref is ignored; no parameters.
+func Format(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	return formatRule.verify(ctx, pred, ref, p)
+}
+
+var formatRule = rule{name: "format", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
+	if ThinkAnswer(pred) {
+		return Result{Score: 1, Correct: true}, nil
+	}
+	return Result{}, nil
+}}
+
+// FormatTagsVerifier is the "format_tags" verifier: FormatTags(pred), with
+// Correct when all four tags occur once. ref is ignored; no parameters.
+func FormatTagsVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	return formatTagsRule.verify(ctx, pred, ref, p)
+}
+
+var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
+	s := FormatTags(pred)
+	return Result{Score: s, Correct: s == 1}, nil
+}}
+
+// Answer is the "answer" verifier: exact match of the extracted answer
+// with ref (trimmed), score 1 or 0.
+//
+// Parameters: "extract" (default "auto"); "ignore_case" (default false)
+// compares with Unicode case folding.
+func Answer(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	return answerRule.verify(ctx, pred, ref, p)
+}
+
+var answerRule = rule{name: "answer", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreAnswer}
+
+func scoreAnswer(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
+	fold, err := p.Bool("ignore_case", false)
+	if err != nil || !found {
+		return Result{}, err
+	}
+	gold := strings.TrimSpace(ref)
+	res := Result{Parsed: ans}
+	if ans == gold || fold && strings.EqualFold(ans, gold) {
+		res.Score, res.Correct = 1, true
+	}
+	return res, nil
+}

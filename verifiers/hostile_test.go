@@ -1,0 +1,180 @@
+package verifiers_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// hostileBudget is how long one verification of adversarial input may take.
+// The verifiers take milliseconds on these inputs; the bound is generous so
+// that a slow, shared CI machine (or the race detector) does not flake.
+const hostileBudget = 2 * time.Second
+
+// validRefs gives each verifier a reference it accepts.
+var validRefs = map[string]string{
+	"answer":      "42",
+	"choice":      "B",
+	"number":      "42",
+	"iou":         "[0, 0, 10, 10]",
+	"detection":   `[{"label": "cat", "bbox": [0, 0, 10, 10]}]`,
+	"ocr":         "hello world",
+	"html":        "<div><p>hello</p></div>",
+	"svg":         `<svg><rect d="[0,0,10,10]"/></svg>`,
+	"format":      "",
+	"format_tags": "",
+}
+
+// hostileInputs are adversarial model outputs just under MaxInputBytes.
+func hostileInputs() map[string]string {
+	const n = verifiers.MaxInputBytes - 64
+	rng := rand.New(rand.NewPCG(5, 6))
+	random := make([]byte, n)
+	for i := range random {
+		random[i] = byte(rng.IntN(256))
+	}
+	fill := func(unit string) string { return strings.Repeat(unit, n/len(unit)) }
+	half := n / 2
+	return map[string]string{
+		"random bytes":       string(random),
+		"invalid utf-8":      fill("\xff\xfe\xc3"),
+		"digits":             fill("9"),
+		"huge exponent":      fill("[1e99999999,"),
+		"open brackets":      fill("["),
+		"nested brackets":    strings.Repeat("[", half) + strings.Repeat("]", half),
+		"nested objects":     strings.Repeat(`{"a":`, half/5) + "1" + strings.Repeat("}", half/5),
+		"open boxed":         fill(`\boxed{`),
+		"nested boxed":       strings.Repeat(`\boxed{`, half/7) + strings.Repeat("}", half/7),
+		"answer tags":        fill("<answer>"),
+		"answer pairs":       fill("<answer>1</answer>"),
+		"tags":               fill("<a"),
+		"think tags":         fill("<think></think>"),
+		"boxes":              fill("[1,2,3,4]"),
+		"near boxes":         fill("[1,2,3,"),
+		"detections":         "[" + strings.Repeat(`{"label":"cat","bbox":[0,0,10,10]},`, n/40) + "]",
+		"numbers and commas": fill("1,000,"),
+		"letters":            fill("ab"),
+		"long answer":        "<answer>" + fill("x")[:n-20] + "</answer>",
+		"long unicode":       fill("北京"),
+	}
+}
+
+func allVerifiers(t testing.TB) map[string]verifiers.Verifier {
+	all := map[string]verifiers.Verifier{"svg": verifiers.SVG{Render: boxRenderer(32, 32)}}
+	for _, name := range verifiers.Names() {
+		v, err := verifiers.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all[name] = v
+	}
+	return all
+}
+
+// TestHostileInputsAreBounded feeds every verifier megabyte-sized hostile
+// model output, and the same as reference, and requires a score in [0, 1]
+// or an error, within hostileBudget, and no panic.
+func TestHostileInputsAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("megabyte inputs")
+	}
+	ctx := context.Background()
+	var slowest, total time.Duration
+	var slowestCase string
+	calls := 0
+	for name, v := range allVerifiers(t) {
+		for kind, input := range hostileInputs() {
+			for _, asRef := range []bool{false, true} {
+				pred, ref := input, validRefs[name]
+				if asRef {
+					pred, ref = "<answer>42</answer>", input
+				}
+				start := time.Now()
+				res, err := v.Verify(ctx, pred, ref, nil)
+				took := time.Since(start)
+				total += took
+				calls++
+				if took > slowest {
+					slowest, slowestCase = took, name+"/"+kind
+				}
+				if took > hostileBudget {
+					t.Errorf("%s on %s (as ref %v) took %v", name, kind, asRef, took)
+				}
+				if err == nil && !(res.Score >= 0 && res.Score <= 1) {
+					t.Errorf("%s on %s (as ref %v): score %v", name, kind, asRef, res.Score)
+				}
+				if err != nil && !asRef && !errors.Is(err, verifiers.ErrTooLarge) {
+					t.Errorf("%s on %s: hostile prediction gave an error other than ErrTooLarge: %v", name, kind, err)
+				}
+			}
+		}
+	}
+	t.Logf("%d calls, mean %v, slowest %v (%s)", calls, total/time.Duration(calls), slowest, slowestCase)
+}
+
+func TestOverLimitIsAnError(t *testing.T) {
+	big := strings.Repeat("a", verifiers.MaxInputBytes+1)
+	for name, v := range allVerifiers(t) {
+		start := time.Now()
+		if _, err := v.Verify(context.Background(), big, validRefs[name], nil); !errors.Is(err, verifiers.ErrTooLarge) {
+			t.Errorf("%s with pred over the limit: %v", name, err)
+		}
+		if _, err := v.Verify(context.Background(), "x", big, nil); !errors.Is(err, verifiers.ErrTooLarge) {
+			t.Errorf("%s with ref over the limit: %v", name, err)
+		}
+		if took := time.Since(start); took > hostileBudget {
+			t.Errorf("%s: rejecting oversized input took %v", name, took)
+		}
+	}
+}
+
+// TestQuadraticPathsAreCapped checks the verifiers whose work is
+// inherently quadratic at their caps.
+func TestQuadraticPathsAreCapped(t *testing.T) {
+	ctx := context.Background()
+	// OCR: the largest table allowed, two different strings of 2048 runes.
+	a := strings.Repeat("日本", 1024)
+	b := strings.Repeat("本日", 1024)
+	start := time.Now()
+	res, err := verifiers.OCR(ctx, a, b, nil)
+	if took := time.Since(start); err != nil || took > hostileBudget {
+		t.Errorf("ocr at MaxEditCells: %+v, %v in %v", res, err, took)
+	}
+	// One rune past the cap is an error, not a slow answer.
+	if _, err := verifiers.OCR(ctx, a+"x", b+"y", nil); !errors.Is(err, verifiers.ErrTooLarge) {
+		t.Errorf("ocr past MaxEditCells: %v", err)
+	}
+	// Detection: MaxBoxes on both sides, optimal matching.
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := range verifiers.MaxBoxes {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		x := float64(i % 16 * 10)
+		y := float64(i / 16 * 10)
+		sb.WriteString(`{"label":"a","bbox":[` + ftoa(x) + "," + ftoa(y) + "," + ftoa(x+9) + "," + ftoa(y+9) + "]}")
+	}
+	sb.WriteByte(']')
+	boxes := sb.String()
+	start = time.Now()
+	res, err = verifiers.DetectionVerifier(ctx, boxes, boxes, verifiers.Params{"matching": "optimal"})
+	if took := time.Since(start); err != nil || res.Score != 1 || took > hostileBudget {
+		t.Errorf("detection with %d boxes, optimal: %+v, %v in %v", verifiers.MaxBoxes, res, err, took)
+	}
+	over := strings.Replace(boxes, "[", `[{"label":"a","bbox":[0,0,1,1]},`, 1)
+	if res, err := verifiers.DetectionVerifier(ctx, over, boxes, nil); err != nil || res.Score != 0 {
+		t.Errorf("prediction over MaxBoxes: %+v, %v; want score 0", res, err)
+	}
+	if _, err := verifiers.DetectionVerifier(ctx, boxes, over, nil); !errors.Is(err, verifiers.ErrTooLarge) {
+		t.Errorf("reference over MaxBoxes: %v", err)
+	}
+}
+
+func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,0 +1,167 @@
+package verifiers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// verify runs a built-in verifier from the Default registry.
+func verify(t *testing.T, name, pred, ref string, p verifiers.Params) verifiers.Result {
+	t.Helper()
+	res, err := verifiers.Default.Verify(context.Background(), name, pred, ref, p)
+	if err != nil {
+		t.Fatalf("%s(%q, %q, %v): %v", name, pred, ref, p, err)
+	}
+	return res
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
+
+func TestDefaultRegistryHoldsConformanceKeys(t *testing.T) {
+	names := verifiers.Names()
+	for _, k := range []string{"choice", "number", "iou", "detection", "ocr", "html", "format", "format_tags", "answer"} {
+		if !slices.Contains(names, k) {
+			t.Errorf("Default lacks %q; has %v", k, names)
+		}
+	}
+	if slices.Contains(names, "math") {
+		t.Errorf("Default registers math; it belongs to package mathverify")
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("Names() = %v, not sorted", names)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	var r verifiers.Registry
+	one := verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Score: 1, Correct: true}, nil
+	})
+	if err := r.Register("one", one); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    verifiers.Verifier
+	}{{"one", one}, {"", one}, {"two words", one}, {"nil", nil}} {
+		if err := r.Register(c.name, c.v); !errors.Is(err, verifiers.ErrParam) {
+			t.Errorf("Register(%q) = %v, want ErrParam", c.name, err)
+		}
+	}
+	if _, err := r.Lookup("missing"); !errors.Is(err, verifiers.ErrUnknown) || !strings.Contains(err.Error(), "one") {
+		t.Errorf("Lookup(missing) = %v, want ErrUnknown listing \"one\"", err)
+	}
+	res, err := r.Verify(context.Background(), "one", "", "", nil)
+	if err != nil || res.Score != 1 {
+		t.Errorf("Verify(one) = %v, %v", res, err)
+	}
+	bad := verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Score: math.NaN()}, nil
+	})
+	if err := r.Register("bad", bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Verify(context.Background(), "bad", "", "", nil); err == nil {
+		t.Errorf("Verify passed a NaN score on")
+	}
+}
+
+func TestRegistryConcurrent(t *testing.T) {
+	var r verifiers.Registry
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_ = r.Register(string(rune('a'+i)), verifiers.Func(verifiers.Choice))
+		}()
+		go func() {
+			defer wg.Done()
+			_ = r.Names()
+			_, _ = r.Lookup("a")
+		}()
+	}
+	wg.Wait()
+	if n := len(r.Names()); n != 16 {
+		t.Errorf("%d names after 16 registrations", n)
+	}
+}
+
+func TestParams(t *testing.T) {
+	var p verifiers.Params
+	if err := json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := p.Float("f", 9); err != nil || v != 0.5 {
+		t.Errorf("Float(f) = %v, %v", v, err)
+	}
+	if v, err := p.Float("missing", 9); err != nil || v != 9 {
+		t.Errorf("Float(missing) = %v, %v", v, err)
+	}
+	if v, err := p.Float("n", 9); err != nil || v != 9 {
+		t.Errorf("Float(null) = %v, %v", v, err)
+	}
+	if v, err := p.Int("i", 0); err != nil || v != 3 {
+		t.Errorf("Int(i) = %v, %v", v, err)
+	}
+	if v, err := p.Bool("b", false); err != nil || !v {
+		t.Errorf("Bool(b) = %v, %v", v, err)
+	}
+	if v, err := p.String("s", ""); err != nil || v != "x" {
+		t.Errorf("String(s) = %v, %v", v, err)
+	}
+	for name, err := range map[string]error{
+		"Float(s)":     second(p.Float("s", 0)),
+		"Int(frac)":    second(p.Int("frac", 0)),
+		"Bool(f)":      second(p.Bool("f", false)),
+		"String(b)":    second(p.String("b", "")),
+		"Enum(s)":      second(p.Enum("s", "a", "a", "b")),
+		"Only(f)":      p.Only("f"),
+		"Float(NaN)":   second(verifiers.Params{"x": math.NaN()}.Float("x", 0)),
+		"Float(+Inf)":  second(verifiers.Params{"x": math.Inf(1)}.Float("x", 0)),
+		"Float(bad #)": second(verifiers.Params{"x": json.Number("1x")}.Float("x", 0)),
+	} {
+		if !errors.Is(err, verifiers.ErrParam) {
+			t.Errorf("%s: err = %v, want ErrParam", name, err)
+		}
+	}
+	if err := p.Only("f", "i", "b", "s", "n", "frac"); err != nil {
+		t.Errorf("Only(all) = %v", err)
+	}
+	if v, err := (verifiers.Params{"x": int64(7)}).Float("x", 0); err != nil || v != 7 {
+		t.Errorf("Float(int64) = %v, %v", v, err)
+	}
+	_, err := p.Float("s", 0)
+	if !strings.Contains(err.Error(), `params["s"]`) {
+		t.Errorf("error %q does not name the key", err)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestUnknownParamIsAnError(t *testing.T) {
+	for _, name := range verifiers.Names() {
+		_, err := verifiers.Default.Verify(context.Background(), name, "<answer>A</answer>", "A", verifiers.Params{"treshold": 0.5})
+		if !errors.Is(err, verifiers.ErrParam) {
+			t.Errorf("%s with a misspelt parameter: err = %v, want ErrParam", name, err)
+		}
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range verifiers.Names() {
+		if _, err := verifiers.Default.Verify(ctx, name, "A", "A", nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s on a cancelled context: err = %v", name, err)
+		}
+	}
+}
