@@ -1,13 +1,14 @@
 package verifiers
 
 // The built-in verifiers join the Default registry when the package is
-// loaded. "math" is not among them: it lives in package mathverify.
+// loaded; "math" adapts package mathverify.
 func init() {
 	for _, b := range []struct {
 		name string
 		f    Func
 	}{
 		{"answer", Answer},
+		{"math", Math},
 		{"choice", Choice},
 		{"number", Number},
 		{"iou", IoUVerifier},

@@ -22,6 +22,7 @@ var validRefs = map[string]string{
 	"answer":      "42",
 	"choice":      "B",
 	"number":      "42",
+	"math":        "42",
 	"iou":         "[0, 0, 10, 10]",
 	"detection":   `[{"label": "cat", "bbox": [0, 0, 10, 10]}]`,
 	"ocr":         "hello world",

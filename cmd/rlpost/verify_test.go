@@ -95,7 +95,7 @@ func TestVerifyErrorsArePerLine(t *testing.T) {
 		{`{"verifier": "choice", "gold": "A", "pred": "A", "extra": 1}`, "unknown field"},
 		{`{"gold": "A", "pred": "A"}`, `missing "verifier"`},
 		{`{"verifier": "choice", "gold": "A"}`, `missing "pred"`},
-		{`{"verifier": "math", "gold": "1", "pred": "1"}`, "unknown verifier"},
+		{`{"verifier": "maths", "gold": "1", "pred": "1"}`, "unknown verifier"},
 		{`{"verifier": "number", "gold": "none", "pred": "1"}`, "ref"},
 		{`{"verifier": "iou", "gold": "[0,0,1,1]", "pred": "x", "params": {"threshold": "high"}}`, `params["threshold"]`},
 		{`{"verifier": "choice", "gold": "A", "pred": "A"} trailing`, "after the JSON object"},

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rlpost/rlpost/internal/mvcases"
 )
 
 // typical are short model answers of the usual kinds.
@@ -38,7 +40,7 @@ func BenchmarkVerifyCases(b *testing.B) {
 	cases := loadCases(b)
 	opts := make([]Options, len(cases))
 	for i, c := range cases {
-		p, err := caseParams(c.Notes)
+		p, err := mvcases.Params(c.Notes)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +74,7 @@ func TestLatency(t *testing.T) {
 	per := make([]time.Duration, 0, len(cases))
 	var all []time.Duration
 	for _, c := range cases {
-		p, err := caseParams(c.Notes)
+		p, err := mvcases.Params(c.Notes)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,13 +11,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlpost/rlpost/internal/mvcases"
 )
 
 // TestParseCases runs the extraction-only checks of
 // mathverify_parse_cases.jsonl that this package can express: choice
 // letters (Math-Verify's string extraction) and the rank of \boxed.
 func TestParseCases(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir(t), "mathverify_parse_cases.jsonl"))
+	dir, skip, err := mvcases.Dir()
+	if skip {
+		t.Skip("RLPOST_MATHVERIFY=skip")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "mathverify_parse_cases.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

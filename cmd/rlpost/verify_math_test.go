@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/mvcases"
+)
+
+// TestMathVerifyCasesThroughVerify sends Math-Verify's own test cases to
+// `rlpost verify` as JSONL, one line per case with "verifier": "math" and the
+// case's settings as params, and requires at least 95 % right among the cases
+// that must match and among those that must not.
+func TestMathVerifyCasesThroughVerify(t *testing.T) {
+	dir, skip, err := mvcases.Dir()
+	if skip {
+		t.Skip("RLPOST_MATHVERIFY=skip")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := mvcases.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for _, c := range cases {
+		params, err := mvcases.Params(c.Notes)
+		if err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		line, err := json.Marshal(map[string]any{"verifier": "math", "gold": c.Gold, "pred": c.Pred, "params": params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(line)
+		in.WriteByte('\n')
+	}
+	outs, code, _ := runVerify(t, in.String())
+	if code != 0 || len(outs) != len(cases) {
+		t.Fatalf("exit %d, %d lines for %d cases", code, len(outs), len(cases))
+	}
+	var tally mvcases.Tally
+	for i, c := range cases {
+		o := outs[i]
+		if o.Error != "" || o.Correct == nil {
+			t.Errorf("%s: %+v", c.ID, o)
+			continue
+		}
+		tally.Add(c.Expected, *o.Correct)
+		if *o.Correct != c.Expected {
+			t.Logf("miss %s: expected %v", c.ID, c.Expected)
+		}
+	}
+	t.Logf("rlpost verify on %d Math-Verify cases: %v", len(cases), tally)
+	if pt, pf := tally.Percent(); pt < 95 || pf < 95 {
+		t.Errorf("below 95%%: %v", tally)
+	}
+}
