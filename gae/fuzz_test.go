@@ -315,32 +315,19 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte{3, 4, 255, 100, 100, 100, 0, 249, 249, 200, 200, 249, 249, 200, 200, 0, 0, 0, 0, 3})
 }
 
-func FuzzAdvantages(f *testing.F) {
+// fuzzEstimator fuzzes estimator est in both storage types.
+func fuzzEstimator(f *testing.F, est string) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := decodeFuzz(data)
-		checkFuzz[float64](t, c, "token")
-		checkFuzz[float32](t, c, "token")
+		checkFuzz[float64](t, c, est)
+		checkFuzz[float32](t, c, est)
 	})
 }
 
-func FuzzBiLevel(f *testing.F) {
-	addSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c := decodeFuzz(data)
-		checkFuzz[float64](t, c, "bilevel")
-		checkFuzz[float32](t, c, "bilevel")
-	})
-}
-
-func FuzzTurnLevel(f *testing.F) {
-	addSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c := decodeFuzz(data)
-		checkFuzz[float64](t, c, "turn")
-		checkFuzz[float32](t, c, "turn")
-	})
-}
+func FuzzAdvantages(f *testing.F) { fuzzEstimator(f, "token") }
+func FuzzBiLevel(f *testing.F)    { fuzzEstimator(f, "bilevel") }
+func FuzzTurnLevel(f *testing.F)  { fuzzEstimator(f, "turn") }
 
 // FuzzHelpers runs TurnEnds, PlaceTurnRewards and AddKLPenalty on arbitrary
 // masks and values: they must not panic, and on success must produce what

@@ -71,10 +71,19 @@ type gaeExpected struct {
 	Returns    [][]float64 `json:"returns"`
 }
 
-func TestAdvantagesGolden(t *testing.T) {
-	for _, c := range golden.Load(t, "gae") {
+// estimate runs one estimator on decoded golden inputs in both storage
+// types.
+type estimate struct {
+	run64 func() (adv, ret tensor.Batch[float64], err error)
+	run32 func() (adv, ret tensor.Batch[float32], err error)
+}
+
+// checkGolden reproduces every case of golden file op, in float64 and in
+// float32 storage.
+func checkGolden(t *testing.T, op string, decode func(json.RawMessage) (estimate, error)) {
+	for _, c := range golden.Load(t, op) {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
-			in, cfg, err := conform.DecodeGAE(c.Request)
+			est, err := decode(c.Request)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,13 +91,13 @@ func TestAdvantagesGolden(t *testing.T) {
 			if err := json.Unmarshal(c.Expected, &want); err != nil {
 				t.Fatal(err)
 			}
-			adv, ret, err := toInputs[float64](in).advantages(cfg)
+			adv, ret, err := est.run64()
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden.CheckRows(t, "float64 advantages", rows(adv), want.Advantages)
 			golden.CheckRows(t, "float64 returns", rows(ret), want.Returns)
-			adv32, ret32, err := toInputs[float32](in).advantages(cfg)
+			adv32, ret32, err := est.run32()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,31 +107,32 @@ func TestAdvantagesGolden(t *testing.T) {
 	}
 }
 
+func TestAdvantagesGolden(t *testing.T) {
+	checkGolden(t, "gae", func(raw json.RawMessage) (estimate, error) {
+		in, cfg, err := conform.DecodeGAE(raw)
+		return estimate{
+			func() (tensor.Batch[float64], tensor.Batch[float64], error) {
+				return toInputs[float64](in).advantages(cfg)
+			},
+			func() (tensor.Batch[float32], tensor.Batch[float32], error) {
+				return toInputs[float32](in).advantages(cfg)
+			},
+		}, err
+	})
+}
+
 func TestBiLevelGolden(t *testing.T) {
-	for _, c := range golden.Load(t, "bilevel_gae") {
-		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
-			in, cfg, err := conform.DecodeBiLevelGAE(c.Request)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want gaeExpected
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
-			adv, ret, err := toInputs[float64](in).biLevel(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.CheckRows(t, "float64 advantages", rows(adv), want.Advantages)
-			golden.CheckRows(t, "float64 returns", rows(ret), want.Returns)
-			adv32, ret32, err := toInputs[float32](in).biLevel(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.CheckRows(t, "float32 advantages", rows(adv32), want.Advantages)
-			golden.CheckRows(t, "float32 returns", rows(ret32), want.Returns)
-		})
-	}
+	checkGolden(t, "bilevel_gae", func(raw json.RawMessage) (estimate, error) {
+		in, cfg, err := conform.DecodeBiLevelGAE(raw)
+		return estimate{
+			func() (tensor.Batch[float64], tensor.Batch[float64], error) {
+				return toInputs[float64](in).biLevel(cfg)
+			},
+			func() (tensor.Batch[float32], tensor.Batch[float32], error) {
+				return toInputs[float32](in).biLevel(cfg)
+			},
+		}, err
+	})
 }
 
 // specRow is the golden row of SPEC §3: two turns, a prompt token before the

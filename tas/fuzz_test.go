@@ -182,29 +182,16 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte{1, 4, 2, 255, 200, 246, 0, 1, 200, 3, 200, 4, 130, 0})
 }
 
-func FuzzWeights(f *testing.F) {
+// fuzzOp fuzzes op in both storage types.
+func fuzzOp(f *testing.F, op string) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := decode(data)
-		check[float64](t, in, "weights")
-		check[float32](t, in, "weights")
+		check[float64](t, in, op)
+		check[float32](t, in, op)
 	})
 }
 
-func FuzzApplySequence(f *testing.F) {
-	addSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		in := decode(data)
-		check[float64](t, in, "sequence")
-		check[float32](t, in, "sequence")
-	})
-}
-
-func FuzzApplyTokens(f *testing.F) {
-	addSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		in := decode(data)
-		check[float64](t, in, "tokens")
-		check[float32](t, in, "tokens")
-	})
-}
+func FuzzWeights(f *testing.F)       { fuzzOp(f, "weights") }
+func FuzzApplySequence(f *testing.F) { fuzzOp(f, "sequence") }
+func FuzzApplyTokens(f *testing.F)   { fuzzOp(f, "tokens") }

@@ -74,14 +74,8 @@ func (c Config) Validate() error {
 // with L ≤ 1 gets weight 1 on its valid token; mask-0 positions get 0. dst
 // must not overlap mask. On error the contents of dst are unspecified.
 func Weights[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("tas: %w", err)
-	}
-	if err := mask.Check("mask"); err != nil {
-		return fmt.Errorf("tas: %w", err)
-	}
-	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
-		return fmt.Errorf("tas: %w", err)
+	if err := check(dst, mask, cfg); err != nil {
+		return err
 	}
 	return run(opWeights, dst, tensor.Batch[F]{}, nil, mask, cfg)
 }
@@ -92,14 +86,8 @@ func Weights[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 // is not read. dst must not overlap mask. On error the contents of dst are
 // unspecified.
 func ApplySequence[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Batch[F], cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("tas: %w", err)
-	}
-	if err := mask.Check("mask"); err != nil {
-		return fmt.Errorf("tas: %w", err)
-	}
-	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
-		return fmt.Errorf("tas: %w", err)
+	if err := check(dst, mask, cfg); err != nil {
+		return err
 	}
 	if len(adv) != mask.B {
 		return fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B = %d", len(adv), mask.B))
@@ -112,19 +100,28 @@ func ApplySequence[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Bat
 // dst may be adv itself (in place) but must not overlap mask. On error the
 // contents of dst are unspecified.
 func ApplyTokens[F tensor.Float](dst, adv, mask tensor.Batch[F], cfg Config) error {
+	if err := check(dst, mask, cfg); err != nil {
+		return err
+	}
+	if err := tensor.CheckShape("adv", adv, mask.Shape); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	return run(opTokens, dst, adv, nil, mask, cfg)
+}
+
+// check validates what every entry point takes: the configuration, the
+// mask's storage and dst's shape.
+func check[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
 	if err := mask.Check("mask"); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
-	if err := tensor.CheckShape("adv", adv, mask.Shape); err != nil {
-		return fmt.Errorf("tas: %w", err)
-	}
 	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
-	return run(opTokens, dst, adv, nil, mask, cfg)
+	return nil
 }
 
 // What a job writes.
