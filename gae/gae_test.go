@@ -708,3 +708,24 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// score is a named storage type, which the job recycling treats apart.
+type score float32
+
+func TestNamedFloatType(t *testing.T) {
+	want, wantRet, err := toInputs[float32](specRow).biLevel(gae.DefaultBiLevelConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the second call reuses a job
+		got, gotRet, err := toInputs[score](specRow).biLevel(gae.DefaultBiLevelConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Data {
+			if float32(got.Data[i]) != want.Data[i] || float32(gotRet.Data[i]) != wantRet.Data[i] {
+				t.Fatalf("position %d: (%v, %v) with a named type, (%v, %v) with float32", i, got.Data[i], gotRet.Data[i], want.Data[i], wantRet.Data[i])
+			}
+		}
+	}
+}

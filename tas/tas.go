@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/parallel"
@@ -158,29 +159,53 @@ type job[F tensor.Float] struct {
 	rows     []rowResult
 }
 
-var jobs32, jobs64 sync.Pool
+// Jobs are recycled so that steady-state calls allocate nothing. A training
+// loop calls from one goroutine at a time; it finds the spare job of its
+// storage type whichever processor it runs on, which a sync.Pool (per
+// processor) does not guarantee. Concurrent callers and named float types
+// fall back to the pools.
+var (
+	spare32        atomic.Pointer[job[float32]]
+	spare64        atomic.Pointer[job[float64]]
+	pool32, pool64 sync.Pool
+)
+
+// spare returns the spare slot for storage type F, or nil for a named type.
+func spare[F tensor.Float]() *atomic.Pointer[job[F]] {
+	if p, ok := any(&spare32).(*atomic.Pointer[job[F]]); ok {
+		return p
+	}
+	p, _ := any(&spare64).(*atomic.Pointer[job[F]])
+	return p
+}
+
+func pool[F tensor.Float]() *sync.Pool {
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		return &pool32
+	}
+	return &pool64
+}
 
 func getJob[F tensor.Float]() *job[F] {
-	var z F
-	pool := &jobs64
-	if unsafe.Sizeof(z) == 4 {
-		pool = &jobs32
+	if s := spare[F](); s != nil {
+		if j := s.Swap(nil); j != nil {
+			return j
+		}
 	}
-	if j, ok := pool.Get().(*job[F]); ok {
+	if j, ok := pool[F]().Get().(*job[F]); ok {
 		return j
 	}
 	return new(job[F])
 }
 
 func putJob[F tensor.Float](j *job[F]) {
-	var z F
 	rows := j.rows
 	*j = job[F]{rows: rows}
-	if unsafe.Sizeof(z) == 4 {
-		jobs32.Put(j)
-	} else {
-		jobs64.Put(j)
+	if s := spare[F](); s != nil && s.CompareAndSwap(nil, j) {
+		return
 	}
+	pool[F]().Put(j)
 }
 
 func run[F tensor.Float](op int, dst, adv tensor.Batch[F], seqAdv []F, mask tensor.Batch[F], cfg Config) error {

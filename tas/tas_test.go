@@ -304,3 +304,18 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// weight is a named storage type, which the job recycling treats apart.
+type weight float64
+
+func TestNamedFloatType(t *testing.T) {
+	for range 3 { // the second call reuses a job
+		w, err := weights(must[weight]([]float64{1, 1, 1}), tas.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Data[0] != 1.3 || w.Data[1] != 1 || w.Data[2] != 1.3 {
+			t.Fatalf("weights %v, want [1.3 1 1.3]", w.Data)
+		}
+	}
+}

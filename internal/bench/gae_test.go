@@ -38,12 +38,19 @@ func TestTurnEnds(t *testing.T) {
 }
 
 // TestOps runs this package's GAE and TAS ops on a small batch: they work
-// and allocate nothing per call.
+// and allocate nothing per call. The allocation count is process-wide, so a
+// run that caught the runtime or the test framework allocating is retried.
 func TestOps(t *testing.T) {
 	for _, op := range []string{"gae", "bilevel_gae", "tas_weights"} {
-		res, err := Run(op, "cpu", 8, 512, 5)
-		if err != nil {
-			t.Fatalf("%s: %v", op, err)
+		var res Result
+		for range 3 {
+			var err error
+			if res, err = Run(op, "cpu", 8, 512, 5); err != nil {
+				t.Fatalf("%s: %v", op, err)
+			}
+			if res.AllocsPerIter == 0 {
+				break
+			}
 		}
 		if res.AllocsPerIter != 0 || res.NsPerToken <= 0 || res.Tokens <= 0 {
 			t.Errorf("%s: %+v", op, res)
