@@ -251,9 +251,9 @@ func (j *job[F]) Run(b int) {
 	res := &j.rows[b]
 	*res = rowResult{}
 	m, dst := j.mask.Row(b), j.dst.Row(b)
-	n := 0
+	n, one := 0, bits(F(1))
 	for t, v := range m {
-		if v == 1 {
+		if bits(v) == one {
 			n++
 		} else if v != 0 {
 			res.bad, res.col = badMask, t
@@ -290,8 +290,8 @@ func (j *job[F]) Run(b int) {
 
 // curve is the weight function of one row: w = 1 + λ·u with u = x² for
 // the parabola and u = 1 − x² for the inverse (u = s0 + s1·x²), where
-// x = 2t̃ − 1 = k·step − 1 for the k-th valid token. λ multiplies last so
-// that a large λ cannot cancel the 1.
+// x = 2t̃ − 1 = k·step − 1 for the valid token with index k. λ multiplies
+// last so that a large λ cannot cancel the 1.
 type curve struct {
 	lam, s0, s1, step float64
 	max               float64 // a bound on the row's weights
@@ -309,36 +309,31 @@ func (c Config) curve(n int) curve {
 	return curve{lam: c.Lambda, s1: 1, step: step, max: 1 + c.Lambda}
 }
 
-// at returns the weight of the valid token with index k (a float64 holding
-// an integer, which the scans count in so that no integer conversion sits
-// in the loop).
-func (c curve) at(k float64) float64 {
-	x := k*c.step - 1
-	return 1 + c.lam*(c.s0+c.s1*(x*x))
+// bits returns the bits of x, widened to 64. The row loops test the mask
+// with integer compares, which leave the floating-point pipes to the
+// weights.
+func bits[F tensor.Float](x F) uint64 {
+	if unsafe.Sizeof(x) == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(&x)))
+	}
+	return *(*uint64)(unsafe.Pointer(&x))
 }
 
 // fill writes w·a on the valid tokens of a row and 0 elsewhere; m holds only
-// 0 and 1.
+// 0 (or −0) and 1. The curve's fields are copied to locals: the compiler
+// would otherwise copy the struct and reload them on every token.
 func fill[F tensor.Float](c curve, dst, m []F, a float64) {
 	dst = dst[:len(m)]
-	k := 0.0
-	if a == 1 {
-		for t, v := range m {
-			if v == 0 {
-				dst[t] = 0
-				continue
-			}
-			dst[t] = F(c.at(k))
-			k++
-		}
-		return
-	}
+	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
+	one := bits(F(1))
+	k := 0.0 // the valid token's index, counted in float64 to keep integer conversions out of the loop
 	for t, v := range m {
-		if v == 0 {
+		if bits(v) != one {
 			dst[t] = 0
 			continue
 		}
-		dst[t] = F(c.at(k) * a)
+		x := k*step - 1
+		dst[t] = F((1 + lam*(s0+s1*(x*x))) * a)
 		k++
 	}
 }
@@ -347,6 +342,7 @@ func fill[F tensor.Float](c curve, dst, m []F, a float64) {
 // returns the kind and column of the first problem. dst may be adv.
 func tokens[F tensor.Float](c curve, dst, adv, m []F) (bad, col int) {
 	dst, adv = dst[:len(m)], adv[:len(m)]
+	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
 	k := 0.0
 	for t, v := range m {
 		if v == 0 {
@@ -357,7 +353,8 @@ func tokens[F tensor.Float](c curve, dst, adv, m []F) (bad, col int) {
 		if !tensor.IsFinite(a) {
 			return badAdv, t
 		}
-		dst[t] = F(c.at(k) * float64(a))
+		x := k*step - 1
+		dst[t] = F((1 + lam*(s0+s1*(x*x))) * float64(a))
 		k++
 		if !tensor.IsFinite(dst[t]) {
 			return badOverflow, t
