@@ -38,10 +38,10 @@ func (c Config) Validate() error {
 // default.
 type BiLevelConfig struct {
 	// GammaToken and LambdaToken are γ_token and λ_token ∈ [0, 1] of the
-	// recursion over the tokens of one turn (VAGEN code: gamma, lam).
+	// recursion over the tokens of one turn (verl-style gamma and lam).
 	GammaToken, LambdaToken float64
 	// GammaTurn and LambdaTurn are γ_turn and λ_turn ∈ [0, 1] of the
-	// recursion over turn ends (VAGEN code: high_level_gamma, and lam).
+	// recursion over turn ends; the official code reuses lam for λ_turn.
 	GammaTurn, LambdaTurn float64
 	// Whiten normalises the advantages as Config.Whiten does.
 	Whiten bool
@@ -79,6 +79,6 @@ func unit(name string, v float64) error {
 }
 
 // DefaultKLCoef is β of the per-token KL penalty −β·KL that VAGEN folds into
-// the rewards before GAE (VAGEN Table of hyperparameters, "KL Penalty
-// Coefficient"; verl algorithm.kl_ctrl.kl_coef). See AddKLPenalty.
+// the rewards before GAE (VAGEN's hyperparameter table, "KL Penalty
+// Coefficient (β) 0.001"; verl algorithm.kl_ctrl.kl_coef). See AddKLPenalty.
 const DefaultKLCoef = 0.001

@@ -14,9 +14,10 @@
 // last one. Tokens with mask 0 (prompt, padding, and in a multi-turn
 // trajectory the observations between turns) are skipped entirely: their
 // reward and value are never read and they add no discount. That is verl's
-// semantics and VAGEN-Base's masked GAE (VAGEN §2.2: "j denotes the index of
-// the next action token after token i (skipping the observation tokens)").
-// verl's defaults are γ = λ = 1; classic PPO uses 0.99 and 0.95.
+// semantics and VAGEN-Base's masked GAE (VAGEN §2.2, where the recursion
+// jumps from an action token to the next action token over the observation
+// between them). verl's defaults are γ = λ = 1; classic PPO uses 0.99 and
+// 0.95.
 //
 // # Bi-Level GAE (VAGEN §5.2, Algorithm 2)
 //
