@@ -729,3 +729,42 @@ func TestNamedFloatType(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentCalls runs the estimators from several goroutines at once,
+// as independent trainers in one process would: each call must give the
+// result it gives alone.
+func TestConcurrentCalls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	in := toInputs[float32](randomBatch(rng, 32, 1024))
+	cfg := gae.BiLevelConfig{GammaToken: 0.99, LambdaToken: 0.95, GammaTurn: 0.9, LambdaTurn: 0.95, Whiten: true}
+	want, _, err := in.biLevel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 10 {
+				got, _, err := in.biLevel(cfg)
+				if err == nil {
+					for i := range got.Data {
+						if got.Data[i] != want.Data[i] {
+							err = fmt.Errorf("position %d: %v, want %v", i, got.Data[i], want.Data[i])
+							break
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
