@@ -1,0 +1,84 @@
+package gae
+
+import (
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Config configures token-level GAE (Advantages) and turn-level GAE
+// (TurnLevel).
+type Config struct {
+	// Gamma is the discount γ ∈ [0, 1] (verl algorithm.gamma; TRL gamma).
+	Gamma float64
+	// Lambda is the GAE parameter λ ∈ [0, 1] (verl algorithm.lam; TRL lam).
+	Lambda float64
+	// Whiten normalises the advantages over the valid tokens of the batch,
+	// (A − mean)/sqrt(var_unbiased + 1e-8), after the returns are formed
+	// (verl's masked_whiten in compute_gae_advantage_return).
+	Whiten bool
+}
+
+// DefaultConfig returns verl's defaults for GAE on language models: γ = 1,
+// λ = 1, no whitening. Classic PPO uses γ = 0.99, λ = 0.95.
+func DefaultConfig() Config { return Config{Gamma: 1, Lambda: 1} }
+
+// DefaultTurnConfig returns the turn-level defaults of VAGEN-Full's scripts
+// for TurnLevel: γ_turn = 0.95, λ_turn = 1.
+func DefaultTurnConfig() Config { return Config{Gamma: 0.95, Lambda: 1} }
+
+// Validate reports the first field of c that is out of its domain.
+func (c Config) Validate() error {
+	if err := unit("Config.Gamma", c.Gamma); err != nil {
+		return err
+	}
+	return unit("Config.Lambda", c.Lambda)
+}
+
+// BiLevelConfig configures Bi-Level GAE (VAGEN §5.2, Alg. 2). The official
+// code has one λ for both levels; they are separate here and equal by
+// default.
+type BiLevelConfig struct {
+	// GammaToken and LambdaToken are γ_token and λ_token ∈ [0, 1] of the
+	// recursion over the tokens of one turn (verl-style gamma and lam).
+	GammaToken, LambdaToken float64
+	// GammaTurn and LambdaTurn are γ_turn and λ_turn ∈ [0, 1] of the
+	// recursion over turn ends; the official code reuses lam for λ_turn.
+	GammaTurn, LambdaTurn float64
+	// Whiten normalises the advantages as Config.Whiten does.
+	Whiten bool
+}
+
+// DefaultBiLevelConfig returns the defaults of the VAGEN-Full scripts:
+// γ_token = 1, λ_token = λ_turn = 1, γ_turn = 0.95 (the code's config file
+// has 0.99), no whitening.
+func DefaultBiLevelConfig() BiLevelConfig {
+	return BiLevelConfig{GammaToken: 1, LambdaToken: 1, GammaTurn: 0.95, LambdaTurn: 1}
+}
+
+// Validate reports the first field of c that is out of its domain.
+func (c BiLevelConfig) Validate() error {
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{
+		{"BiLevelConfig.GammaToken", c.GammaToken}, {"BiLevelConfig.LambdaToken", c.LambdaToken},
+		{"BiLevelConfig.GammaTurn", c.GammaTurn}, {"BiLevelConfig.LambdaTurn", c.LambdaTurn},
+	} {
+		if err := unit(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unit reports whether v is in [0, 1]; NaN is not.
+func unit(name string, v float64) error {
+	if !(v >= 0 && v <= 1) {
+		return tensor.Errorf(tensor.ErrRange, name, nil, "%v not in [0, 1]", v)
+	}
+	return nil
+}
+
+// DefaultKLCoef is β of the per-token KL penalty −β·KL that VAGEN folds into
+// the rewards before GAE (VAGEN's hyperparameter table, "KL Penalty
+// Coefficient (β) 0.001"; verl algorithm.kl_ctrl.kl_coef). See AddKLPenalty.
+const DefaultKLCoef = 0.001

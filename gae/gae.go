@@ -1,0 +1,529 @@
+package gae
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/rlpost/rlpost/internal/parallel"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Advantages computes token-level GAE with verl's semantics and writes the
+// advantages into adv and the returns A + V into ret (both of length B·T,
+// row-major like the inputs; 0 at mask-0 positions). rewards, values and
+// mask share one shape [B, T].
+//
+// Mask-0 tokens are skipped: their reward and value are never read and they
+// add no decay, so an observation between two turns of a multi-turn
+// trajectory is invisible to the recursion (VAGEN-Base's masked GAE). The
+// last valid token of a row bootstraps from 0. Whitening, if configured,
+// runs over the valid tokens of the whole batch after the returns are
+// formed.
+//
+// adv and ret must not overlap each other or the inputs. On error their
+// contents are unspecified. Advantages allocates nothing in steady state and
+// splits large batches across the CPUs by rows.
+func Advantages[F tensor.Float](adv, ret []F, rewards, values, mask tensor.Batch[F], cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := checkArgs(adv, ret, rewards, values, mask, tensor.Batch[F]{}, false); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	return run(kindToken, adv, ret, rewards, values, mask, tensor.Batch[F]{},
+		[4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+}
+
+// BiLevel computes Bi-Level GAE (VAGEN §5.2, Alg. 2) with the semantics of
+// the official code and writes advantages into adv and returns A + V into
+// ret (length B·T, 0 at mask-0 positions). turnEnd is 1 at the last
+// generated token of each turn and 0 elsewhere; every turn end must be a
+// valid token, and the last valid token of every row must be a turn end
+// (otherwise its final tokens would form a turn without an end, which is
+// reported as an error).
+//
+// Per row, over turn ends e_0 < e_1 < … (the last turn bootstraps from 0):
+//
+//	δ_k = r[e_k] + γ_turn·V[e_{k+1}] − V[e_k],  A_k = δ_k + γ_turn·λ_turn·A_{k+1}
+//
+// then over valid tokens t backwards: A_t = A_k at the turn end e_k, and
+// elsewhere
+//
+//	A_t = r_t + γ_token·V_next − V_t + γ_token·λ_token·A_next
+//
+// with V_next and A_next those of the next valid token, which always lies in
+// the same turn. Rewards at turn ends enter the turn level only; rewards
+// elsewhere (per-token KL penalties) the token level only. Returns are
+// A + V before whitening.
+//
+// adv and ret must not overlap each other or the inputs. On error their
+// contents are unspecified. BiLevel allocates nothing in steady state.
+func BiLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], cfg BiLevelConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := checkArgs(adv, ret, rewards, values, mask, turnEnd, true); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	return run(kindBiLevel, adv, ret, rewards, values, mask, turnEnd, [4]float64{
+		cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
+		cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
+	}, cfg.Whiten)
+}
+
+// TurnLevel computes turn-level GAE: the turn advantages A_k of BiLevel's
+// first stage (with cfg.Gamma and cfg.Lambda as γ_turn and λ_turn), each
+// broadcast to every valid token of its turn, the tokens after the previous
+// turn end up to and including e_k. The returns are the turn's λ-return
+// A_k + V[e_k], broadcast the same way, so that a critic regresses all
+// tokens of a turn on one target. Only the rewards at turn ends are read:
+// fold a turn's per-token rewards into its end first if they should count.
+// turnEnd follows BiLevel's rules.
+//
+// adv and ret must not overlap each other or the inputs. On error their
+// contents are unspecified. TurnLevel allocates nothing in steady state.
+func TurnLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := checkArgs(adv, ret, rewards, values, mask, turnEnd, true); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	return run(kindTurn, adv, ret, rewards, values, mask, turnEnd,
+		[4]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+}
+
+// checkArgs validates shapes: every input has rewards' shape, and adv and
+// ret have B·T elements.
+func checkArgs[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], turns bool) error {
+	if err := rewards.Check("rewards"); err != nil {
+		return err
+	}
+	shape := rewards.Shape
+	if err := tensor.CheckShape("values", values, shape); err != nil {
+		return err
+	}
+	if err := tensor.CheckShape("mask", mask, shape); err != nil {
+		return err
+	}
+	if turns {
+		if err := tensor.CheckShape("turn_end", turnEnd, shape); err != nil {
+			return err
+		}
+	}
+	n := shape.Size()
+	if len(adv) != n {
+		return tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B·T = %d·%d = %d", len(adv), shape.B, shape.T, n)
+	}
+	if len(ret) != n {
+		return tensor.Errorf(tensor.ErrShape, "ret", nil, "length %d, want B·T = %d·%d = %d", len(ret), shape.B, shape.T, n)
+	}
+	return nil
+}
+
+// Which estimator a job runs.
+const (
+	kindToken = iota
+	kindBiLevel
+	kindTurn
+)
+
+// Phases of a job; each is one parallel.Do over the rows.
+const (
+	phaseScan   = iota // the backward recursion, plus Σ A per row when whitening
+	phaseSquare        // Σ (A − mean)² per row
+	phaseApply         // A ← (A − mean)·scale
+)
+
+// whitenEps is added to the variance before the square root, as verl's
+// masked_whiten does.
+const whitenEps = 1e-8
+
+// parallelMin is the batch size (B·T) below which a call runs on the calling
+// goroutine alone: waking a worker costs more than the work.
+const parallelMin = 1 << 14
+
+// rowResult is what one row reports; rows are combined in order afterwards
+// so the result is the same bits whatever the number of workers.
+type rowResult struct {
+	bad     bool // the scan stopped on a problem for diagnose to name
+	n       int  // valid tokens
+	sum, ss float64
+	_       [4]int64 // keep neighbouring rows off one cache line
+}
+
+type job[F tensor.Float] struct {
+	kind, phase     int
+	adv, ret        []F
+	rewards, values tensor.Batch[F]
+	mask, turnEnd   tensor.Batch[F]
+	T               int
+	g               [4]float64 // γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn
+	whiten          bool
+	mean, scale     float64
+	rows            []rowResult
+}
+
+// Jobs are recycled so that steady-state calls allocate nothing. A training
+// loop calls from one goroutine at a time; it finds the spare job of its
+// storage type whichever processor it runs on, which a sync.Pool (per
+// processor) does not guarantee. Concurrent callers and named float types
+// fall back to the pools.
+var (
+	spare32        atomic.Pointer[job[float32]]
+	spare64        atomic.Pointer[job[float64]]
+	pool32, pool64 sync.Pool
+)
+
+// spare returns the spare slot for storage type F, or nil for a named type.
+func spare[F tensor.Float]() *atomic.Pointer[job[F]] {
+	if p, ok := any(&spare32).(*atomic.Pointer[job[F]]); ok {
+		return p
+	}
+	p, _ := any(&spare64).(*atomic.Pointer[job[F]])
+	return p
+}
+
+func pool[F tensor.Float]() *sync.Pool {
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		return &pool32
+	}
+	return &pool64
+}
+
+func getJob[F tensor.Float]() *job[F] {
+	if s := spare[F](); s != nil {
+		if j := s.Swap(nil); j != nil {
+			return j
+		}
+	}
+	if j, ok := pool[F]().Get().(*job[F]); ok {
+		return j
+	}
+	return new(job[F])
+}
+
+func putJob[F tensor.Float](j *job[F]) {
+	rows := j.rows
+	*j = job[F]{rows: rows}
+	if s := spare[F](); s != nil && s.CompareAndSwap(nil, j) {
+		return
+	}
+	pool[F]().Put(j)
+}
+
+func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [4]float64, whiten bool) error {
+	B, T := rewards.B, rewards.T
+	if B == 0 || T == 0 {
+		return nil
+	}
+	j := getJob[F]()
+	defer putJob(j)
+	j.kind, j.adv, j.ret, j.T, j.g, j.whiten = kind, adv, ret, T, g, whiten
+	j.rewards, j.values, j.mask, j.turnEnd = rewards, values, mask, turnEnd
+	if cap(j.rows) < B {
+		j.rows = make([]rowResult, B)
+	}
+	j.rows = j.rows[:B]
+
+	helpers := 0
+	if B*T >= parallelMin {
+		helpers = parallel.Workers() - 1
+	}
+	j.phase = phaseScan
+	parallel.Do(j, B, helpers)
+	for b := range j.rows {
+		if j.rows[b].bad {
+			return fmt.Errorf("gae: %w", j.diagnose(b))
+		}
+	}
+	if !whiten {
+		return nil
+	}
+	n, sum := 0, 0.0
+	for _, r := range j.rows {
+		n += r.n
+		sum += r.sum
+	}
+	if n == 0 {
+		return nil
+	}
+	j.mean = sum / float64(n)
+	j.phase = phaseSquare
+	parallel.Do(j, B, helpers)
+	ss := 0.0
+	for _, r := range j.rows {
+		ss += r.ss
+	}
+	// One valid token has no spread; it whitens to A − mean = 0, which any
+	// finite scale gives.
+	variance := 0.0
+	if n > 1 {
+		variance = ss / float64(n-1)
+	}
+	if math.IsInf(variance, 1) {
+		return fmt.Errorf("gae: %w", tensor.Errorf(tensor.ErrRange, "adv", nil,
+			"the variance of the advantages overflows float64; whitening is undefined"))
+	}
+	j.scale = 1 / math.Sqrt(variance+whitenEps)
+	j.phase = phaseApply
+	parallel.Do(j, B, helpers)
+	return nil
+}
+
+func (j *job[F]) Run(b int) {
+	lo, hi := b*j.T, (b+1)*j.T
+	adv, m := j.adv[lo:hi:hi], j.mask.Data[lo:hi:hi]
+	res := &j.rows[b]
+	switch j.phase {
+	case phaseScan:
+		*res = rowResult{}
+		r, v, ret := j.rewards.Data[lo:hi:hi], j.values.Data[lo:hi:hi], j.ret[lo:hi:hi]
+		var ok bool
+		switch j.kind {
+		case kindToken:
+			ok = tokenRow(adv, ret, r, v, m, j.g[0], j.g[1])
+		case kindBiLevel:
+			ok = biLevelRow(adv, ret, r, v, m, j.turnEnd.Data[lo:hi:hi], j.g)
+		case kindTurn:
+			ok = turnRow(adv, ret, r, v, m, j.turnEnd.Data[lo:hi:hi], j.g[2], j.g[3])
+		}
+		if !ok {
+			res.bad = true
+			return
+		}
+		if j.whiten {
+			res.n, res.sum = rowSum(adv, m)
+		}
+	case phaseSquare:
+		res.ss = rowSquares(adv, m, j.mean)
+	case phaseApply:
+		mean, scale := j.mean, j.scale
+		for t, mt := range m {
+			if mt == 1 {
+				adv[t] = F((float64(adv[t]) - mean) * scale)
+			}
+		}
+	}
+}
+
+// bits returns the bits of x, widened to 64. The scans test masks and
+// results through integer compares, which leave the floating-point pipes to
+// the recursion; for float32 rows that is about a third faster than float
+// compares.
+func bits[F tensor.Float](x F) uint64 {
+	if unsafe.Sizeof(x) == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(&x)))
+	}
+	return *(*uint64)(unsafe.Pointer(&x))
+}
+
+// nonFinite returns 1 if x is NaN or an infinity (its exponent bits are all
+// ones) and 0 otherwise.
+func nonFinite[F tensor.Float](x F) uint64 {
+	b := bits(x)
+	if unsafe.Sizeof(x) == 4 {
+		return ((b & 0x7f800000) + 0x00800000) >> 31
+	}
+	return ((b & 0x7ff0000000000000) + 0x0010000000000000) >> 63
+}
+
+// tokenRow is the token-level recursion over one row; g is γ and gl is γ·λ.
+// It reports false if a mask entry is neither 0 nor 1 or a result is not
+// finite, leaving diagnose to find the cause.
+func tokenRow[F tensor.Float](adv, ret, r, v, m []F, g, gl float64) bool {
+	one := bits(F(1))
+	var nv, na float64 // value and advantage of the next valid token
+	var bad uint64
+	r, v, ret, adv = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)]
+	for t := len(m) - 1; t >= 0; t-- {
+		if mt := m[t]; bits(mt) != one {
+			if mt != 0 {
+				return false
+			}
+			adv[t], ret[t] = 0, 0
+			continue
+		}
+		vt := float64(v[t])
+		a := float64(r[t]) + g*nv - vt + gl*na
+		fa, fr := F(a), F(a+vt)
+		bad |= nonFinite(fa) | nonFinite(fr)
+		adv[t], ret[t] = fa, fr
+		nv, na = vt, a
+	}
+	return bad == 0
+}
+
+// lastTurnEnd zeroes the outputs past the last valid token of a row and
+// returns that token's position, or −1 for a row without valid tokens. It
+// reports false if the last valid token is not a turn end (its turn has no
+// end marker), or an entry past it is invalid.
+func lastTurnEnd[F tensor.Float](adv, ret, m, e []F) (int, bool) {
+	t := len(m) - 1
+	for ; t >= 0 && m[t] != 1; t-- {
+		if m[t] != 0 || e[t] != 0 {
+			return t, false
+		}
+		adv[t], ret[t] = 0, 0
+	}
+	return t, t < 0 || e[t] == 1
+}
+
+// biLevelRow is Bi-Level GAE over one row in a single backward pass: the
+// turn-level recursion advances at turn ends, the token-level one at every
+// valid token, and a turn end restarts the latter with the turn advantage.
+// g holds γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn. It reports false on a
+// problem for diagnose to name.
+func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [4]float64) bool {
+	r, v, ret, adv, e = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)], e[:len(m)]
+	last, ok := lastTurnEnd(adv, ret, m, e)
+	if !ok {
+		return false
+	}
+	gTok, glTok, gTurn, glTurn := g[0], g[1], g[2], g[3]
+	one := bits(F(1))
+	var nv, na float64         // next valid token
+	var nvTurn, naTurn float64 // next turn end
+	var bad uint64
+	for t := last; t >= 0; t-- {
+		mt, et := m[t], e[t]
+		if bits(mt) != one {
+			if mt != 0 || et != 0 {
+				return false
+			}
+			adv[t], ret[t] = 0, 0
+			continue
+		}
+		vt := float64(v[t])
+		var a float64
+		if bits(et) == one {
+			a = float64(r[t]) + gTurn*nvTurn - vt + glTurn*naTurn
+			nvTurn, naTurn = vt, a
+		} else {
+			if et != 0 {
+				return false
+			}
+			a = float64(r[t]) + gTok*nv - vt + glTok*na
+		}
+		fa, fr := F(a), F(a+vt)
+		bad |= nonFinite(fa) | nonFinite(fr)
+		adv[t], ret[t] = fa, fr
+		nv, na = vt, a
+	}
+	return bad == 0
+}
+
+// turnRow is turn-level GAE over one row: the turn recursion at turn ends,
+// whose advantage and λ-return every earlier token of the turn takes over.
+func turnRow[F tensor.Float](adv, ret, r, v, m, e []F, g, gl float64) bool {
+	r, v, ret, adv, e = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)], e[:len(m)]
+	last, ok := lastTurnEnd(adv, ret, m, e)
+	if !ok {
+		return false
+	}
+	var nv, na float64 // value and advantage of the next turn end
+	var ca, cr F       // the current turn's advantage and return
+	var bad uint64
+	for t := last; t >= 0; t-- {
+		mt, et := m[t], e[t]
+		if mt != 1 {
+			if mt != 0 || et != 0 {
+				return false
+			}
+			adv[t], ret[t] = 0, 0
+			continue
+		}
+		if et == 1 {
+			vt := float64(v[t])
+			a := float64(r[t]) + g*nv - vt + gl*na
+			ca, cr = F(a), F(a+vt)
+			bad |= nonFinite(ca) | nonFinite(cr)
+			nv, na = vt, a
+		} else if et != 0 {
+			return false
+		}
+		adv[t], ret[t] = ca, cr
+	}
+	return bad == 0
+}
+
+// rowSum returns the number of valid tokens of a row and the sum of their
+// advantages.
+func rowSum[F tensor.Float](adv, m []F) (int, float64) {
+	n, s := 0, 0.0
+	adv = adv[:len(m)]
+	for t, mt := range m {
+		if mt == 1 {
+			n++
+			s += float64(adv[t])
+		}
+	}
+	return n, s
+}
+
+// rowSquares returns Σ (A − mean)² over the valid tokens of a row.
+func rowSquares[F tensor.Float](adv, m []F, mean float64) float64 {
+	s := 0.0
+	adv = adv[:len(m)]
+	for t, mt := range m {
+		if mt == 1 {
+			d := float64(adv[t]) - mean
+			s += d * d
+		}
+	}
+	return s
+}
+
+// diagnose names the first problem of row b in reading order: a mask or
+// turn-end entry that is not 0 or 1, a non-finite input on a valid token
+// (only the inputs the estimator reads), a turn end on a masked token, or a
+// row whose last valid token is not a turn end. Failing all of those the
+// inputs were finite but the results overflow F.
+func (j *job[F]) diagnose(b int) error {
+	turns := j.kind != kindToken
+	last := -1
+	for t := range j.T {
+		mt := j.mask.At(b, t)
+		if mt != 0 && mt != 1 {
+			return tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, t), "%v", float64(mt))
+		}
+		et := F(0)
+		if turns {
+			et = j.turnEnd.At(b, t)
+			if et != 0 && et != 1 {
+				return tensor.Errorf(tensor.ErrMask, "turn_end", tensor.At(b, t), "%v", float64(et))
+			}
+			if et == 1 && mt == 0 {
+				return tensor.Errorf(tensor.ErrRange, "turn_end", tensor.At(b, t),
+					"a turn end on a token with mask 0; turn ends mark the last generated token of a turn")
+			}
+		}
+		if mt == 0 {
+			continue
+		}
+		last = t
+		if rt := j.rewards.At(b, t); (j.kind != kindTurn || et == 1) && !tensor.IsFinite(rt) {
+			return tensor.Errorf(tensor.ErrNonFinite, "rewards", tensor.At(b, t), "%v", float64(rt))
+		}
+		if vt := j.values.At(b, t); (j.kind != kindTurn || et == 1) && !tensor.IsFinite(vt) {
+			return tensor.Errorf(tensor.ErrNonFinite, "values", tensor.At(b, t), "%v", float64(vt))
+		}
+	}
+	if turns && last >= 0 && j.turnEnd.At(b, last) != 1 {
+		return tensor.Errorf(tensor.ErrRange, "turn_end", tensor.At(b, last),
+			"the row's last valid token is not a turn end, so its final tokens form a turn with no end marker")
+	}
+	var z F
+	for t := range j.T {
+		i := b*j.T + t
+		if !tensor.IsFinite(j.adv[i]) || !tensor.IsFinite(j.ret[i]) {
+			return tensor.Errorf(tensor.ErrRange, "adv", tensor.At(b, t),
+				"the advantage or return overflows %T; the rewards and values are too large", z)
+		}
+	}
+	panic("gae: a row flagged as bad has no problem")
+}

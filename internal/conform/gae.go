@@ -1,0 +1,125 @@
+package conform
+
+import (
+	"encoding/json"
+
+	"github.com/rlpost/rlpost/gae"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+func init() {
+	register("gae", gaeOp)
+	register("bilevel_gae", bilevelGAE)
+}
+
+// GAEInputs are the batches of a gae or bilevel_gae request; TurnEnd is the
+// zero Batch for gae.
+type GAEInputs struct {
+	Rewards, Values, Mask, TurnEnd tensor.Batch[float64]
+}
+
+// GAERequest is the body of a gae request.
+type GAERequest struct {
+	Op      string      `json:"op"`
+	Rewards [][]float64 `json:"rewards"`
+	Values  [][]float64 `json:"values"`
+	Mask    [][]float64 `json:"mask"`
+	Config  struct {
+		Gamma  float64 `json:"gamma"`
+		Lam    float64 `json:"lam"`
+		Whiten bool    `json:"whiten"`
+	} `json:"config"`
+}
+
+// DecodeGAE turns a gae request into the library's inputs and configuration,
+// with CONFORMANCE.md's defaults (γ = 1, λ = 1, no whitening).
+func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
+	var req GAERequest
+	def := gae.DefaultConfig()
+	req.Config.Gamma, req.Config.Lam, req.Config.Whiten = def.Gamma, def.Lambda, def.Whiten
+	if err := decode(raw, &req); err != nil {
+		return GAEInputs{}, gae.Config{}, err
+	}
+	var bs batches
+	in := GAEInputs{
+		Rewards: bs.required("rewards", req.Rewards),
+		Values:  bs.required("values", req.Values),
+		Mask:    bs.required("mask", req.Mask),
+	}
+	cfg := gae.Config{Gamma: req.Config.Gamma, Lambda: req.Config.Lam, Whiten: req.Config.Whiten}
+	return in, cfg, bs.err
+}
+
+// GAEResponse is the answer to a gae or bilevel_gae request.
+type GAEResponse struct {
+	Advantages [][]float64 `json:"advantages"`
+	Returns    [][]float64 `json:"returns"`
+}
+
+func gaeOp(raw json.RawMessage) (any, error) {
+	in, cfg, err := DecodeGAE(raw)
+	if err != nil {
+		return nil, err
+	}
+	adv, ret := outputs(in.Rewards.Shape)
+	if err := gae.Advantages(adv.Data, ret.Data, in.Rewards, in.Values, in.Mask, cfg); err != nil {
+		return nil, err
+	}
+	return GAEResponse{rows(adv), rows(ret)}, nil
+}
+
+// BiLevelGAERequest is the body of a bilevel_gae request.
+type BiLevelGAERequest struct {
+	Op      string      `json:"op"`
+	Rewards [][]float64 `json:"rewards"`
+	Values  [][]float64 `json:"values"`
+	Mask    [][]float64 `json:"mask"`
+	TurnEnd [][]float64 `json:"turn_end"`
+	Config  struct {
+		GammaToken float64 `json:"gamma_token"`
+		LamToken   float64 `json:"lam_token"`
+		GammaTurn  float64 `json:"gamma_turn"`
+		LamTurn    float64 `json:"lam_turn"`
+		Whiten     bool    `json:"whiten"`
+	} `json:"config"`
+}
+
+// DecodeBiLevelGAE turns a bilevel_gae request into the library's inputs and
+// configuration, with CONFORMANCE.md's defaults (γ_token = λ_token =
+// λ_turn = 1, γ_turn = 0.95, no whitening).
+func DecodeBiLevelGAE(raw json.RawMessage) (GAEInputs, gae.BiLevelConfig, error) {
+	var req BiLevelGAERequest
+	def := gae.DefaultBiLevelConfig()
+	c := &req.Config
+	c.GammaToken, c.LamToken, c.GammaTurn, c.LamTurn = def.GammaToken, def.LambdaToken, def.GammaTurn, def.LambdaTurn
+	if err := decode(raw, &req); err != nil {
+		return GAEInputs{}, gae.BiLevelConfig{}, err
+	}
+	var bs batches
+	in := GAEInputs{
+		Rewards: bs.required("rewards", req.Rewards),
+		Values:  bs.required("values", req.Values),
+		Mask:    bs.required("mask", req.Mask),
+		TurnEnd: bs.required("turn_end", req.TurnEnd),
+	}
+	cfg := gae.BiLevelConfig{GammaToken: c.GammaToken, LambdaToken: c.LamToken,
+		GammaTurn: c.GammaTurn, LambdaTurn: c.LamTurn, Whiten: c.Whiten}
+	return in, cfg, bs.err
+}
+
+func bilevelGAE(raw json.RawMessage) (any, error) {
+	in, cfg, err := DecodeBiLevelGAE(raw)
+	if err != nil {
+		return nil, err
+	}
+	adv, ret := outputs(in.Rewards.Shape)
+	if err := gae.BiLevel(adv.Data, ret.Data, in.Rewards, in.Values, in.Mask, in.TurnEnd, cfg); err != nil {
+		return nil, err
+	}
+	return GAEResponse{rows(adv), rows(ret)}, nil
+}
+
+// outputs allocates the advantage and return batches of a request.
+func outputs(s tensor.Shape) (adv, ret tensor.Batch[float64]) {
+	return tensor.MustNew[float64](s.B, s.T), tensor.MustNew[float64](s.B, s.T)
+}

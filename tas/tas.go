@@ -1,0 +1,364 @@
+package tas
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/rlpost/rlpost/internal/parallel"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Shape is the weighting function over a response's relative position t̃.
+type Shape int
+
+const (
+	// Parabolic is TAS (AVATAR Eq. 6): w = 1 + λ·(2t̃ − 1)², largest at the
+	// first and last tokens.
+	Parabolic Shape = iota
+	// Uniform is w = 1 on every valid token: plain GRPO credit assignment,
+	// the ablation's baseline (AVATAR Table 5).
+	Uniform
+	// Inverse is w = 1 + λ·(1 − (2t̃ − 1)²), largest in the middle: the
+	// ablation's inverse parabola (AVATAR Table 5).
+	Inverse
+)
+
+var shapeNames = [...]string{"parabolic", "uniform", "inverse"}
+
+func (s Shape) String() string {
+	if s < 0 || int(s) >= len(shapeNames) {
+		return fmt.Sprintf("Shape(%d)", int(s))
+	}
+	return shapeNames[s]
+}
+
+// ParseShape returns the Shape named "parabolic", "uniform" or "inverse".
+func ParseShape(s string) (Shape, error) {
+	for i, n := range shapeNames {
+		if n == s {
+			return Shape(i), nil
+		}
+	}
+	return 0, fmt.Errorf("tas: unknown shape %q (want one of %q)", s, shapeNames[:])
+}
+
+// Config configures the weights.
+type Config struct {
+	// Lambda is λ_TAS ≥ 0, the amplitude: weights range over [1, 1 + λ].
+	// AVATAR uses 0.3, the best value of its ablation.
+	Lambda float64
+	// Shape is the weighting function; Parabolic is TAS.
+	Shape Shape
+}
+
+// DefaultConfig returns AVATAR's TAS: parabolic, λ = 0.3.
+func DefaultConfig() Config { return Config{Lambda: 0.3, Shape: Parabolic} }
+
+// Validate reports the first field of c that is out of its domain.
+func (c Config) Validate() error {
+	if !(c.Lambda >= 0) || math.IsInf(c.Lambda, 1) {
+		return tensor.Errorf(tensor.ErrRange, "Config.Lambda", nil, "%v, want a finite number ≥ 0", c.Lambda)
+	}
+	if c.Shape < Parabolic || c.Shape > Inverse {
+		return tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%d is not a Shape", int(c.Shape))
+	}
+	return nil
+}
+
+// Weights writes the weight of every token into dst, which has mask's shape.
+// Positions are counted over the valid tokens of each row, so the k-th
+// valid token of a row with L valid tokens has t̃ = k/(L − 1) wherever the
+// mask puts it (ragged batches, prompts and observations in between). A row
+// with L ≤ 1 gets weight 1 on its valid token; mask-0 positions get 0. dst
+// must not overlap mask. On error the contents of dst are unspecified.
+func Weights[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
+	if err := check(dst, mask, cfg); err != nil {
+		return err
+	}
+	return run(opWeights, dst, tensor.Batch[F]{}, nil, mask, cfg)
+}
+
+// ApplySequence shapes one advantage per sequence into per-token advantages
+// (AVATAR: A_{i,t} = w_{i,t}·A_i): dst[b,t] = w[b,t]·adv[b], 0 at mask-0
+// positions. adv has length B; the advantage of a row without valid tokens
+// is not read. dst must not overlap mask. On error the contents of dst are
+// unspecified.
+func ApplySequence[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Batch[F], cfg Config) error {
+	if err := check(dst, mask, cfg); err != nil {
+		return err
+	}
+	if len(adv) != mask.B {
+		return fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B = %d", len(adv), mask.B))
+	}
+	return run(opSequence, dst, tensor.Batch[F]{}, adv, mask, cfg)
+}
+
+// ApplyTokens multiplies per-token advantages by the weights:
+// dst[b,t] = w[b,t]·adv[b,t], 0 at mask-0 positions, where adv is not read.
+// dst may be adv itself (in place) but must not overlap mask. On error the
+// contents of dst are unspecified.
+func ApplyTokens[F tensor.Float](dst, adv, mask tensor.Batch[F], cfg Config) error {
+	if err := check(dst, mask, cfg); err != nil {
+		return err
+	}
+	if err := tensor.CheckShape("adv", adv, mask.Shape); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	return run(opTokens, dst, adv, nil, mask, cfg)
+}
+
+// check validates what every entry point takes: the configuration, the
+// mask's storage and dst's shape.
+func check[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	if err := mask.Check("mask"); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	return nil
+}
+
+// What a job writes.
+const (
+	opWeights  = iota // w
+	opSequence        // w·adv[b]
+	opTokens          // w·adv[b,t]
+)
+
+// parallelMin is the batch size (B·T) below which a call runs on the calling
+// goroutine alone: waking a worker costs more than the work.
+const parallelMin = 1 << 15
+
+// Reasons a row fails; the first bad row (in row order) is reported, so
+// errors do not depend on scheduling.
+const (
+	badNone = iota
+	badMask
+	badAdv
+	badOverflow
+)
+
+type rowResult struct {
+	bad, col int
+	_        [6]int64 // keep neighbouring rows off one cache line
+}
+
+type job[F tensor.Float] struct {
+	op       int
+	dst, adv tensor.Batch[F]
+	seqAdv   []F
+	mask     tensor.Batch[F]
+	cfg      Config
+	rows     []rowResult
+}
+
+// Jobs are recycled so that steady-state calls allocate nothing. A training
+// loop calls from one goroutine at a time; it finds the spare job of its
+// storage type whichever processor it runs on, which a sync.Pool (per
+// processor) does not guarantee. Concurrent callers and named float types
+// fall back to the pools.
+var (
+	spare32        atomic.Pointer[job[float32]]
+	spare64        atomic.Pointer[job[float64]]
+	pool32, pool64 sync.Pool
+)
+
+// spare returns the spare slot for storage type F, or nil for a named type.
+func spare[F tensor.Float]() *atomic.Pointer[job[F]] {
+	if p, ok := any(&spare32).(*atomic.Pointer[job[F]]); ok {
+		return p
+	}
+	p, _ := any(&spare64).(*atomic.Pointer[job[F]])
+	return p
+}
+
+func pool[F tensor.Float]() *sync.Pool {
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		return &pool32
+	}
+	return &pool64
+}
+
+func getJob[F tensor.Float]() *job[F] {
+	if s := spare[F](); s != nil {
+		if j := s.Swap(nil); j != nil {
+			return j
+		}
+	}
+	if j, ok := pool[F]().Get().(*job[F]); ok {
+		return j
+	}
+	return new(job[F])
+}
+
+func putJob[F tensor.Float](j *job[F]) {
+	rows := j.rows
+	*j = job[F]{rows: rows}
+	if s := spare[F](); s != nil && s.CompareAndSwap(nil, j) {
+		return
+	}
+	pool[F]().Put(j)
+}
+
+func run[F tensor.Float](op int, dst, adv tensor.Batch[F], seqAdv []F, mask tensor.Batch[F], cfg Config) error {
+	B, T := mask.B, mask.T
+	if B == 0 || T == 0 {
+		return nil
+	}
+	j := getJob[F]()
+	defer putJob(j)
+	j.op, j.dst, j.adv, j.seqAdv, j.mask, j.cfg = op, dst, adv, seqAdv, mask, cfg
+	if cap(j.rows) < B {
+		j.rows = make([]rowResult, B)
+	}
+	j.rows = j.rows[:B]
+	helpers := 0
+	if B*T >= parallelMin {
+		helpers = parallel.Workers() - 1
+	}
+	parallel.Do(j, B, helpers)
+	for b, r := range j.rows {
+		if r.bad != badNone {
+			return fmt.Errorf("tas: %w", j.rowError(b, r))
+		}
+	}
+	return nil
+}
+
+func (j *job[F]) rowError(b int, r rowResult) error {
+	switch r.bad {
+	case badMask:
+		return tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, r.col), "%v", float64(j.mask.At(b, r.col)))
+	case badAdv:
+		if j.op == opSequence {
+			return tensor.Errorf(tensor.ErrNonFinite, "adv", tensor.At(b), "%v", float64(j.seqAdv[b]))
+		}
+		return tensor.Errorf(tensor.ErrNonFinite, "adv", tensor.At(b, r.col), "%v", float64(j.adv.At(b, r.col)))
+	}
+	var z F
+	return tensor.Errorf(tensor.ErrRange, "dst", tensor.At(b, r.col), "the shaped advantage overflows %T", z)
+}
+
+func (j *job[F]) Run(b int) {
+	res := &j.rows[b]
+	*res = rowResult{}
+	m, dst := j.mask.Row(b), j.dst.Row(b)
+	n, one := 0, bits(F(1))
+	for t, v := range m {
+		if bits(v) == one {
+			n++
+		} else if v != 0 {
+			res.bad, res.col = badMask, t
+			return
+		}
+	}
+	c := j.cfg.curve(n)
+	a := 1.0 // the row's advantage, for opSequence
+	switch j.op {
+	case opSequence:
+		if n > 0 {
+			if x := j.seqAdv[b]; !tensor.IsFinite(x) {
+				res.bad = badAdv
+				return
+			}
+			a = float64(j.seqAdv[b])
+		}
+	case opTokens:
+		res.bad, res.col = tokens(c, dst, j.adv.Row(b), m)
+		return
+	}
+	fill(c, dst, m, a)
+	// |w·a| ≤ max·|a|: unless that bound overflows F, every entry is
+	// finite, and the row need not be read again.
+	if !tensor.IsFinite(F(c.max * a)) {
+		for t, x := range dst {
+			if !tensor.IsFinite(x) {
+				res.bad, res.col = badOverflow, t
+				return
+			}
+		}
+	}
+}
+
+// curve is the weight function of one row: w = 1 + λ·u with u = x² for
+// the parabola and u = 1 − x² for the inverse (u = s0 + s1·x²), where
+// x = 2t̃ − 1 = k·step − 1 for the valid token with index k. λ multiplies
+// last so that a large λ cannot cancel the 1.
+type curve struct {
+	lam, s0, s1, step float64
+	max               float64 // a bound on the row's weights
+}
+
+// curve returns the weights of a row with n valid tokens.
+func (c Config) curve(n int) curve {
+	if n <= 1 || c.Shape == Uniform {
+		return curve{max: 1}
+	}
+	step := 2 / float64(n-1)
+	if c.Shape == Inverse {
+		return curve{lam: c.Lambda, s0: 1, s1: -1, step: step, max: 1 + c.Lambda}
+	}
+	return curve{lam: c.Lambda, s1: 1, step: step, max: 1 + c.Lambda}
+}
+
+// bits returns the bits of x, widened to 64. The row loops test the mask
+// with integer compares, which leave the floating-point pipes to the
+// weights.
+func bits[F tensor.Float](x F) uint64 {
+	if unsafe.Sizeof(x) == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(&x)))
+	}
+	return *(*uint64)(unsafe.Pointer(&x))
+}
+
+// fill writes w·a on the valid tokens of a row and 0 elsewhere; m holds only
+// 0 (or −0) and 1. The curve's fields are copied to locals: the compiler
+// would otherwise copy the struct and reload them on every token.
+func fill[F tensor.Float](c curve, dst, m []F, a float64) {
+	dst = dst[:len(m)]
+	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
+	one := bits(F(1))
+	k := 0.0 // the valid token's index, counted in float64 to keep integer conversions out of the loop
+	for t, v := range m {
+		if bits(v) != one {
+			dst[t] = 0
+			continue
+		}
+		x := k*step - 1
+		dst[t] = F((1 + lam*(s0+s1*(x*x))) * a)
+		k++
+	}
+}
+
+// tokens writes w·adv on the valid tokens of a row and 0 elsewhere, and
+// returns the kind and column of the first problem. dst may be adv.
+func tokens[F tensor.Float](c curve, dst, adv, m []F) (bad, col int) {
+	dst, adv = dst[:len(m)], adv[:len(m)]
+	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
+	k := 0.0
+	for t, v := range m {
+		if v == 0 {
+			dst[t] = 0
+			continue
+		}
+		a := adv[t]
+		if !tensor.IsFinite(a) {
+			return badAdv, t
+		}
+		x := k*step - 1
+		dst[t] = F((1 + lam*(s0+s1*(x*x))) * float64(a))
+		k++
+		if !tensor.IsFinite(dst[t]) {
+			return badOverflow, t
+		}
+	}
+	return badNone, 0
+}
