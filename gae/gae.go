@@ -3,8 +3,6 @@ package gae
 import (
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/parallel"
@@ -167,53 +165,19 @@ type job[F tensor.Float] struct {
 	rows            []rowResult
 }
 
-// Jobs are recycled so that steady-state calls allocate nothing. A training
-// loop calls from one goroutine at a time; it finds the spare job of its
-// storage type whichever processor it runs on, which a sync.Pool (per
-// processor) does not guarantee. Concurrent callers and named float types
-// fall back to the pools.
-var (
-	spare32        atomic.Pointer[job[float32]]
-	spare64        atomic.Pointer[job[float64]]
-	pool32, pool64 sync.Pool
-)
+// Jobs are recycled through free lists, one per storage type, so that
+// steady-state calls allocate nothing whichever processor they run on.
+// Named float types get a new job each call.
+var jobs32, jobs64 = parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)
 
-// spare returns the spare slot for storage type F, or nil for a named type.
-func spare[F tensor.Float]() *atomic.Pointer[job[F]] {
-	if p, ok := any(&spare32).(*atomic.Pointer[job[F]]); ok {
-		return p
-	}
-	p, _ := any(&spare64).(*atomic.Pointer[job[F]])
-	return p
-}
+func jobs[F tensor.Float]() *parallel.Free[job[F]] { return parallel.Pick[job[F]](jobs32, jobs64) }
 
-func pool[F tensor.Float]() *sync.Pool {
-	var z F
-	if unsafe.Sizeof(z) == 4 {
-		return &pool32
-	}
-	return &pool64
-}
-
-func getJob[F tensor.Float]() *job[F] {
-	if s := spare[F](); s != nil {
-		if j := s.Swap(nil); j != nil {
-			return j
-		}
-	}
-	if j, ok := pool[F]().Get().(*job[F]); ok {
-		return j
-	}
-	return new(job[F])
-}
+func getJob[F tensor.Float]() *job[F] { return jobs[F]().Get() }
 
 func putJob[F tensor.Float](j *job[F]) {
 	rows := j.rows
 	*j = job[F]{rows: rows}
-	if s := spare[F](); s != nil && s.CompareAndSwap(nil, j) {
-		return
-	}
-	pool[F]().Put(j)
+	jobs[F]().Put(j)
 }
 
 func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [4]float64, whiten bool) error {

@@ -3,7 +3,6 @@ package ppo
 import (
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/kernel"
@@ -205,28 +204,20 @@ type policyJob[F tensor.Float] struct {
 	valueClip float64
 }
 
-var jobs32, jobs64 sync.Pool
+// Jobs are recycled through free lists, one per storage type, so that
+// steady-state calls allocate nothing whichever processor they run on.
+// Named float types get a new job each call.
+var jobs32, jobs64 = parallel.NewFree[policyJob[float32]](4), parallel.NewFree[policyJob[float64]](4)
 
-func getJob[F tensor.Float]() *policyJob[F] {
-	var z F
-	pool := &jobs64
-	if unsafe.Sizeof(z) == 4 {
-		pool = &jobs32
-	}
-	if j, ok := pool.Get().(*policyJob[F]); ok {
-		return j
-	}
-	return new(policyJob[F])
+func jobs[F tensor.Float]() *parallel.Free[policyJob[F]] {
+	return parallel.Pick[policyJob[F]](jobs32, jobs64)
 }
 
+func getJob[F tensor.Float]() *policyJob[F] { return jobs[F]().Get() }
+
 func putJob[F tensor.Float](j *policyJob[F]) {
-	var z F
 	j.in, j.grad, j.value = Inputs[F]{}, nil, ValueInputs[F]{}
-	if unsafe.Sizeof(z) == 4 {
-		jobs32.Put(j)
-	} else {
-		jobs64.Put(j)
-	}
+	jobs[F]().Put(j)
 }
 
 func (j *policyJob[F]) setup(grad []F, in Inputs[F], cfg Config) {

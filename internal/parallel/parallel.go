@@ -6,7 +6,7 @@
 // result does not depend on how many workers ran or which took which piece.
 // Starting goroutines per call would allocate and cost microseconds; the
 // pool is started once and fed through a channel, and the per-call state
-// is recycled through a sync.Pool.
+// is recycled through a Free list.
 package parallel
 
 import (
@@ -41,7 +41,7 @@ func (c *call) work() {
 var (
 	startOnce sync.Once
 	queue     chan *call
-	calls     = sync.Pool{New: func() any { return new(call) }}
+	calls     = NewFree[call](64)
 )
 
 func start() {
@@ -79,7 +79,7 @@ func Do(job Job, n, helpers int) {
 		return
 	}
 	startOnce.Do(start)
-	c := calls.Get().(*call)
+	c := calls.Get()
 	c.job, c.n = job, int64(n)
 	c.next.Store(0)
 	sent := 0

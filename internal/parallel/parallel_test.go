@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -38,5 +39,41 @@ func BenchmarkSpin(b *testing.B) {
 	s := &spin{out: make([]float64, 64)}
 	for b.Loop() {
 		Do(s, 64, Workers()-1)
+	}
+}
+
+func TestFreeRecycles(t *testing.T) {
+	f := NewFree[[4]int](2)
+	a := f.Get()
+	a[0] = 7
+	f.Put(a)
+	if b := f.Get(); b != a {
+		t.Error("Get did not return the object put back")
+	}
+	f.Put(new([4]int))
+	f.Put(new([4]int))
+	f.Put(new([4]int)) // full: dropped, no block
+	var none *Free[int]
+	if none.Get() == nil {
+		t.Error("nil Free: Get returned nil")
+	}
+	none.Put(new(int))
+}
+
+// TestDoAllocatesNothing: once warm, Do allocates nothing, even after a
+// garbage collection (which empties sync.Pools but not Free lists).
+func TestDoAllocatesNothing(t *testing.T) {
+	s := &spin{out: make([]float64, 8)}
+	Do(s, 8, Workers()-1)
+	runtime.GC()
+	if n := testing.AllocsPerRun(20, func() { Do(s, 8, Workers()-1) }); n != 0 {
+		t.Errorf("%v allocations per Do", n)
+	}
+}
+
+func TestPick(t *testing.T) {
+	a, b := NewFree[int](1), NewFree[string](1)
+	if Pick[string](a, b) != b || Pick[int](a, b) != a || Pick[float64](a, b) != nil {
+		t.Error("Pick chose the wrong list")
 	}
 }
