@@ -22,10 +22,11 @@ type Job interface {
 }
 
 type call struct {
-	job  Job
-	n    int64
-	next atomic.Int64
-	wg   sync.WaitGroup
+	job      Job
+	n        int64
+	next     atomic.Int64
+	finished atomic.Int64 // helpers done with this call
+	wg       sync.WaitGroup
 }
 
 func (c *call) work() {
@@ -51,6 +52,7 @@ func start() {
 		go func() {
 			for c := range queue {
 				c.work()
+				c.finished.Add(1)
 				c.wg.Done()
 			}
 		}()
@@ -82,6 +84,7 @@ func Do(job Job, n, helpers int) {
 	c := calls.Get()
 	c.job, c.n = job, int64(n)
 	c.next.Store(0)
+	c.finished.Store(0)
 	sent := 0
 	for range helpers {
 		c.wg.Add(1)
@@ -95,6 +98,13 @@ func Do(job Job, n, helpers int) {
 		}
 	}
 	c.work()
+	// The helpers usually finish within a moment of the caller. Yielding
+	// until they have beats blocking in Wait, which parks the goroutine and
+	// so allocates whenever a garbage collection has emptied the runtime's
+	// cache of wait records.
+	for spins := 0; c.finished.Load() < int64(sent) && spins < 1000; spins++ {
+		runtime.Gosched()
+	}
 	c.wg.Wait()
 	c.job = nil
 	calls.Put(c)
