@@ -1,0 +1,412 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// DefaultWindow is W, the number of recent on-policy rewards R̄(q) averages
+// (AVATAR §4.4: "its last 20 new (on-policy) instances").
+const DefaultWindow = 20
+
+// MaxWindow bounds W: every tracked prompt holds W float64 rewards.
+const MaxWindow = 1 << 12
+
+// DefaultMaxPrompts is how many prompts a VCRS tracks before it forgets the
+// least recently updated one: about 0.25 GB at W = 20 when full.
+const DefaultMaxPrompts = 1 << 20
+
+// none marks an absent slot link.
+const none int32 = -1
+
+// slot is the state of one tracked prompt. Slots live in one slice and link
+// to each other by index, so tracking a prompt costs no allocation of its
+// own and the whole tracker is a few flat arrays.
+type slot struct {
+	id        uint64
+	sum, mean float64 // running sum of the window and R̄ = sum/n
+	// newer and older link the slots in order of their last update.
+	newer, older int32
+	// left, right, size and prio make the slots a treap ordered by
+	// (mean, slot index): ranks of R̄ in O(log n).
+	left, right int32
+	size        int32
+	prio        uint32
+	n, pos      uint16 // rewards in the window; next ring position
+	hints       uint16 // hints given for this prompt
+}
+
+// VCRS is AVATAR's Video-Context Reference Score (§4.4): for every prompt q,
+// R̄(q), the mean of its last W on-policy rewards, plus the distribution of
+// R̄ over the prompts it tracks, which the buffer's tiers are cut from.
+//
+// An update costs O(1) for the mean — a ring of W rewards and a running
+// sum, re-added from the ring every time the ring wraps so that rounding
+// from the subtractions cannot accumulate beyond W updates — and O(log n)
+// for the order-statistics treap over the n tracked means.
+//
+// Memory is bounded: at most MaxPrompts prompts are tracked, each taking
+// 8·W + 56 bytes plus its map entry (about 250 bytes at W = 20); a new
+// prompt arriving at capacity evicts the least recently updated one
+// (reads do not count as updates). A VCRS is not safe for concurrent use;
+// Buffer wraps one behind its lock.
+type VCRS struct {
+	window, max int
+	index       map[uint64]int32
+	slots       []slot
+	rings       []float64 // slot s owns rings[s·W : (s+1)·W]
+	newest      int32
+	oldest      int32
+	root        int32
+	forgotten   uint64
+}
+
+// NewVCRS returns a tracker with window W and room for maxPrompts prompts.
+func NewVCRS(window, maxPrompts int) (*VCRS, error) {
+	if window < 1 || window > MaxWindow {
+		return nil, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "window", nil, "%d, want 1..%d", window, MaxWindow))
+	}
+	if maxPrompts < 1 || maxPrompts > math.MaxInt32 {
+		return nil, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "max_prompts", nil, "%d, want 1..%d", maxPrompts, math.MaxInt32))
+	}
+	return &VCRS{window: window, max: maxPrompts, index: map[uint64]int32{}, newest: none, oldest: none, root: none}, nil
+}
+
+// Window returns W.
+func (v *VCRS) Window() int { return v.window }
+
+// MaxPrompts returns the capacity in prompts.
+func (v *VCRS) MaxPrompts() int { return v.max }
+
+// Len returns the number of tracked prompts.
+func (v *VCRS) Len() int { return len(v.index) }
+
+// Forgotten returns how many prompts were evicted to make room.
+func (v *VCRS) Forgotten() uint64 { return v.forgotten }
+
+// Observe records an on-policy reward of prompt: R̄(prompt) becomes the mean
+// of its last W rewards.
+func (v *VCRS) Observe(prompt uint64, reward float64) error {
+	if math.IsNaN(reward) || math.IsInf(reward, 0) {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrNonFinite, "reward", nil, "%v", reward))
+	}
+	v.observe(prompt, reward)
+	return nil
+}
+
+// Mean returns R̄(prompt) and how many rewards it averages; ok is false for
+// a prompt that is not tracked.
+func (v *VCRS) Mean(prompt uint64) (mean float64, n int, ok bool) {
+	s, ok := v.index[prompt]
+	if !ok {
+		return 0, 0, false
+	}
+	return v.slots[s].mean, int(v.slots[s].n), true
+}
+
+// Position returns where R̄(prompt) sits in the distribution of R̄ over the
+// tracked prompts, as a fraction in [0, 1): with b prompts strictly below it
+// and e prompts (itself included) equal to it, out of n,
+//
+//	p = (b + u·e)/n,
+//
+// u ∈ [0, 1) a fixed hash of the prompt id. Without ties p lies in the
+// prompt's own 1/n-wide cell of the distribution; a block of tied prompts
+// (common with binary rewards, whose R̄ is a multiple of 1/W) is spread
+// evenly over the block's cell instead of landing in one tier, so the
+// tiers receive prompts in proportion to their shares either way. ok is
+// false for a prompt that is not tracked.
+func (v *VCRS) Position(prompt uint64) (p float64, ok bool) {
+	s, ok := v.index[prompt]
+	if !ok {
+		return 0, false
+	}
+	return v.position(v.slots[s].mean, prompt), true
+}
+
+// position is Position for a value m held by prompt.
+func (v *VCRS) position(m float64, prompt uint64) float64 {
+	n := len(v.index)
+	if n == 0 {
+		return unit(prompt)
+	}
+	below, atMost := v.count(m, false), v.count(m, true)
+	p := (float64(below) + unit(prompt)*float64(atMost-below)) / float64(n)
+	return min(p, math.Nextafter(1, 0))
+}
+
+// Quantile returns the R̄ of the tracked prompt of rank ⌊p·n⌋ (0-based, the
+// smallest being rank 0): the inverse of the empirical distribution.
+func (v *VCRS) Quantile(p float64) (float64, error) {
+	if !(p >= 0 && p <= 1) {
+		return 0, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "p", nil, "%v, want a number in [0, 1]", p))
+	}
+	n := len(v.index)
+	if n == 0 {
+		return 0, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "vcrs", nil, "no prompt tracked"))
+	}
+	return v.kth(min(int(p*float64(n)), n-1)), nil
+}
+
+// Histogram counts the tracked prompts by R̄ in len(dst) equal bins over
+// [lo, hi]; means below lo count in the first bin and above hi in the last.
+// It costs O(len(dst)·log n) and reads no prompt.
+func (v *VCRS) Histogram(dst []int, lo, hi float64) error {
+	if len(dst) == 0 {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "dst", nil, "no bins"))
+	}
+	if !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "lo, hi", nil, "[%v, %v], want finite lo < hi", lo, hi))
+	}
+	k := len(dst)
+	width := (hi - lo) / float64(k)
+	prev := 0
+	for i := range dst {
+		c := len(v.index)
+		if i < k-1 {
+			c = v.count(lo+float64(i+1)*width, false)
+		}
+		dst[i] = c - prev
+		prev = c
+	}
+	return nil
+}
+
+// observe is Observe for a finite reward.
+func (v *VCRS) observe(prompt uint64, reward float64) {
+	s, ok := v.index[prompt]
+	if ok {
+		v.root = v.erase(v.root, s)
+		v.unlink(s)
+	} else {
+		s = v.claim(prompt)
+	}
+	v.push(s, reward)
+	v.root = v.insert(v.root, s)
+	v.linkNewest(s)
+}
+
+// push adds a reward to the window of slot s and refreshes its mean.
+func (v *VCRS) push(s int32, reward float64) {
+	sl := &v.slots[s]
+	w := v.window
+	ring := v.rings[int(s)*w : (int(s)+1)*w]
+	if int(sl.n) == w {
+		sl.sum -= ring[sl.pos]
+	} else {
+		sl.n++
+	}
+	ring[sl.pos] = reward
+	sl.sum += reward
+	sl.pos++
+	if int(sl.pos) == w {
+		sl.pos = 0
+		// The ring is full and in chronological order: re-add it, so the
+		// sum carries no rounding from the subtractions of the last cycle.
+		var sum float64
+		for _, r := range ring {
+			sum += r
+		}
+		sl.sum = sum
+	}
+	sl.mean = sl.sum / float64(sl.n)
+}
+
+// claim returns a fresh slot for prompt, evicting the least recently
+// updated prompt at capacity.
+func (v *VCRS) claim(prompt uint64) int32 {
+	var s int32
+	if len(v.slots) < v.max {
+		v.grow()
+		s = int32(len(v.slots) - 1)
+	} else {
+		s = v.oldest
+		v.root = v.erase(v.root, s)
+		v.unlink(s)
+		delete(v.index, v.slots[s].id)
+		clear(v.rings[int(s)*v.window : (int(s)+1)*v.window])
+		v.forgotten++
+	}
+	v.slots[s] = slot{id: prompt, newer: none, older: none, left: none, right: none, size: 1, prio: uint32(mix(uint64(s)) >> 32)}
+	v.index[prompt] = s
+	return s
+}
+
+// grow appends a slot, growing the arrays geometrically up to the capacity
+// so that they are never larger than MaxPrompts slots.
+func (v *VCRS) grow() {
+	n := len(v.slots)
+	if n == cap(v.slots) {
+		c := min(max(2*n, 64), v.max)
+		slots := make([]slot, n, c)
+		copy(slots, v.slots)
+		v.slots = slots
+		rings := make([]float64, n*v.window, c*v.window)
+		copy(rings, v.rings)
+		v.rings = rings
+	}
+	v.slots = v.slots[:n+1]
+	v.rings = v.rings[:(n+1)*v.window]
+}
+
+func (v *VCRS) unlink(s int32) {
+	sl := &v.slots[s]
+	if sl.newer != none {
+		v.slots[sl.newer].older = sl.older
+	} else {
+		v.newest = sl.older
+	}
+	if sl.older != none {
+		v.slots[sl.older].newer = sl.newer
+	} else {
+		v.oldest = sl.newer
+	}
+	sl.newer, sl.older = none, none
+}
+
+func (v *VCRS) linkNewest(s int32) {
+	sl := &v.slots[s]
+	sl.older, sl.newer = v.newest, none
+	if v.newest != none {
+		v.slots[v.newest].newer = s
+	} else {
+		v.oldest = s
+	}
+	v.newest = s
+}
+
+// less orders slots by (mean, index); means are never NaN.
+func (v *VCRS) less(a, b int32) bool {
+	ma, mb := v.slots[a].mean, v.slots[b].mean
+	return ma < mb || (ma == mb && a < b)
+}
+
+func (v *VCRS) size(t int32) int32 {
+	if t == none {
+		return 0
+	}
+	return v.slots[t].size
+}
+
+func (v *VCRS) fix(t int32) {
+	v.slots[t].size = 1 + v.size(v.slots[t].left) + v.size(v.slots[t].right)
+}
+
+// split divides treap t into the nodes ordered before k and the others.
+func (v *VCRS) split(t, k int32) (l, r int32) {
+	if t == none {
+		return none, none
+	}
+	if v.less(t, k) {
+		a, b := v.split(v.slots[t].right, k)
+		v.slots[t].right = a
+		v.fix(t)
+		return t, b
+	}
+	a, b := v.split(v.slots[t].left, k)
+	v.slots[t].left = b
+	v.fix(t)
+	return a, t
+}
+
+// merge joins treaps a and b, every node of a ordered before every node of b.
+func (v *VCRS) merge(a, b int32) int32 {
+	if a == none {
+		return b
+	}
+	if b == none {
+		return a
+	}
+	if v.slots[a].prio > v.slots[b].prio {
+		v.slots[a].right = v.merge(v.slots[a].right, b)
+		v.fix(a)
+		return a
+	}
+	v.slots[b].left = v.merge(a, v.slots[b].left)
+	v.fix(b)
+	return b
+}
+
+// insert adds the lone node k to treap t.
+func (v *VCRS) insert(t, k int32) int32 {
+	if t == none {
+		return k
+	}
+	if v.slots[k].prio > v.slots[t].prio {
+		v.slots[k].left, v.slots[k].right = v.split(t, k)
+		v.fix(k)
+		return k
+	}
+	if v.less(k, t) {
+		v.slots[t].left = v.insert(v.slots[t].left, k)
+	} else {
+		v.slots[t].right = v.insert(v.slots[t].right, k)
+	}
+	v.slots[t].size++
+	return t
+}
+
+// erase removes node k, whose key must not have changed, from treap t.
+func (v *VCRS) erase(t, k int32) int32 {
+	if t == k {
+		m := v.merge(v.slots[k].left, v.slots[k].right)
+		v.slots[k].left, v.slots[k].right, v.slots[k].size = none, none, 1
+		return m
+	}
+	if v.less(k, t) {
+		v.slots[t].left = v.erase(v.slots[t].left, k)
+	} else {
+		v.slots[t].right = v.erase(v.slots[t].right, k)
+	}
+	v.slots[t].size--
+	return t
+}
+
+// count returns the number of tracked means below x, or at most x.
+func (v *VCRS) count(x float64, orEqual bool) int {
+	n := 0
+	for t := v.root; t != none; {
+		m := v.slots[t].mean
+		if m < x || (orEqual && m == x) {
+			n += int(v.size(v.slots[t].left)) + 1
+			t = v.slots[t].right
+		} else {
+			t = v.slots[t].left
+		}
+	}
+	return n
+}
+
+// kth returns the mean of rank k (0-based).
+func (v *VCRS) kth(k int) float64 {
+	t := v.root
+	for {
+		l := int(v.size(v.slots[t].left))
+		switch {
+		case k < l:
+			t = v.slots[t].left
+		case k == l:
+			return v.slots[t].mean
+		default:
+			k -= l + 1
+			t = v.slots[t].right
+		}
+	}
+}
+
+// mix is SplitMix64's finaliser: a bijection of uint64 whose output bits
+// all depend on every input bit.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// unit maps a prompt id to a fixed number in [0, 1).
+func unit(prompt uint64) float64 {
+	return float64(mix(prompt)>>11) * 0x1p-53
+}
