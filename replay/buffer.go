@@ -173,7 +173,7 @@ type Experience struct {
 	// tokens the loss trains on, in order: log π_θoff of Eq. 4. Objective
 	// lays them on the valid positions of the caller's mask row.
 	Logp []float32
-	// Reward is R(o).
+	// Reward is R(o), at most MaxAbsReward in magnitude.
 	Reward float64
 	// Version is the policy version that generated the response (≥ 0).
 	Version int64
@@ -207,8 +207,8 @@ func (e *Experience) validate(i int) error {
 }
 
 func (e *Experience) check() error {
-	if !isFinite(e.Reward) {
-		return tensor.Errorf(tensor.ErrNonFinite, "reward", nil, "%v", e.Reward)
+	if err := checkReward("reward", e.Reward); err != nil {
+		return err
 	}
 	if e.Version < 0 {
 		return tensor.Errorf(tensor.ErrRange, "version", nil, "%d, want ≥ 0", e.Version)

@@ -463,7 +463,7 @@ func (d *decoder) prompts(b *Buffer) error {
 		r := v.rings[int(s)*w : (int(s)+1)*w]
 		for i := range r {
 			r[i] = math.Float64frombits(binary.LittleEndian.Uint64(ring[8*i:]))
-			if !isFinite(r[i]) {
+			if checkReward("reward", r[i]) != nil {
 				return corrupt("prompt %d: reward %v", id, r[i])
 			}
 		}

@@ -18,6 +18,21 @@ const MaxWindow = 1 << 12
 // least recently updated one: about 0.25 GB at W = 20 when full.
 const DefaultMaxPrompts = 1 << 20
 
+// MaxAbsReward bounds the rewards a VCRS accepts, so that no sum of a
+// window of them can overflow float64.
+const MaxAbsReward = 1e300
+
+// checkReward reports a reward the VCRS cannot average.
+func checkReward(name string, r float64) error {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return tensor.Errorf(tensor.ErrNonFinite, name, nil, "%v", r)
+	case math.Abs(r) > MaxAbsReward:
+		return tensor.Errorf(tensor.ErrRange, name, nil, "%v, want |reward| ≤ %g", r, MaxAbsReward)
+	}
+	return nil
+}
+
 // none marks an absent slot link.
 const none int32 = -1
 
@@ -87,10 +102,10 @@ func (v *VCRS) Len() int { return len(v.index) }
 func (v *VCRS) Forgotten() uint64 { return v.forgotten }
 
 // Observe records an on-policy reward of prompt: R̄(prompt) becomes the mean
-// of its last W rewards.
+// of its last W rewards. |reward| must not exceed MaxAbsReward.
 func (v *VCRS) Observe(prompt uint64, reward float64) error {
-	if math.IsNaN(reward) || math.IsInf(reward, 0) {
-		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrNonFinite, "reward", nil, "%v", reward))
+	if err := checkReward("reward", reward); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	v.observe(prompt, reward)
 	return nil
