@@ -181,4 +181,7 @@ func BenchmarkSnapshot(b *testing.B) {
 
 type countingWriter int
 
-func (w *countingWriter) Write(p []byte) (int, error) { *w += countingWriter(len(p)); return len(p), nil }
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
+}
