@@ -4,10 +4,25 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/rlpost/rlpost/replay"
 )
+
+// cpuTimer reports the thread CPU time per op (cpu-ns/op) of a benchmark
+// loop next to its wall time; start it right before the loop.
+func cpuTimer(b *testing.B) func() {
+	runtime.LockOSThread()
+	start, ok := threadCPU()
+	return func() {
+		end, _ := threadCPU()
+		runtime.UnlockOSThread()
+		if ok {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
 
 // benchPool returns n experiences over the given number of prompts, in a
 // scrambled prompt order, with binary rewards and 16 shared log-probs.
@@ -55,12 +70,14 @@ func BenchmarkAdd(b *testing.B) {
 			pool := benchPool(1<<16, prompts)
 			b.ReportAllocs()
 			i := 0
+			stop := cpuTimer(b)
 			for b.Loop() {
 				if _, err := buf.Add(pool[i&(len(pool)-1)]); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
+			stop()
 		})
 	}
 }
@@ -77,6 +94,7 @@ func BenchmarkAddGroup(b *testing.B) {
 	}
 	b.ReportAllocs()
 	i := 0
+	stop := cpuTimer(b)
 	for b.Loop() {
 		j := (4 * i) & (len(pool) - 1)
 		if err := buf.AddGroup(nil, pool[j:j+4]); err != nil {
@@ -84,6 +102,7 @@ func BenchmarkAddGroup(b *testing.B) {
 		}
 		i++
 	}
+	stop()
 }
 
 // BenchmarkAddParallel measures Add from all processors at once: the cost
@@ -115,11 +134,13 @@ func BenchmarkSample(b *testing.B) {
 			dst := make([]replay.Sampled, c.k)
 			opt := replay.SampleOptions{Weights: w, Replace: c.replace}
 			b.ReportAllocs()
+			stop := cpuTimer(b)
 			for b.Loop() {
 				if n, err := buf.Sample(dst, rng, opt); n != c.k || err != nil {
 					b.Fatal(n, err)
 				}
 			}
+			stop()
 		})
 	}
 }
@@ -136,11 +157,13 @@ func BenchmarkObserve(b *testing.B) {
 			pool := benchPool(1<<16, prompts)
 			b.ReportAllocs()
 			i := 0
+			stop := cpuTimer(b)
 			for b.Loop() {
 				e := &pool[i&(len(pool)-1)]
 				v.Observe(e.Prompt, e.Reward)
 				i++
 			}
+			stop()
 		})
 	}
 }

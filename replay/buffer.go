@@ -351,6 +351,7 @@ type entry struct {
 	Experience
 	id       uint64
 	baseline float64 // R̄(q) at insertion
+	slot     int32   // the VCRS slot of the prompt when last looked up
 }
 
 // fifo is one tier: a ring of entries, oldest at head.
@@ -481,7 +482,7 @@ func (b *Buffer) add(dst []Receipt, es []Experience) {
 			m = means[i]
 		}
 		t := b.cfg.tier(b.vcrs.position(m, e.Prompt))
-		b.insert(t, entry{Experience: *e, id: id, baseline: m})
+		b.insert(t, entry{Experience: *e, id: id, baseline: m, slot: b.vcrs.slotOf(e.Prompt)})
 		if dst != nil {
 			dst[i] = Receipt{ID: id, Tier: t}
 		}
@@ -666,15 +667,27 @@ func (b *Buffer) Sample(dst []Sampled, rng *rand.Rand, opt SampleOptions) (int, 
 			left[t]--
 		}
 		e := b.tiers[t].at(i)
-		base := e.baseline
-		if m, _, ok := b.vcrs.Mean(e.Prompt); ok {
-			base = m
-		}
 		age := b.version - e.Version
-		dst[k] = Sampled{Experience: e.Experience, ID: e.id, Tier: t, Age: age, Baseline: base}
+		dst[k] = Sampled{Experience: e.Experience, ID: e.id, Tier: t, Age: age, Baseline: b.baseline(e)}
 		b.countAge(age)
 	}
 	return len(dst), nil
+}
+
+// baseline returns R̄ of e's prompt now, or at e's insertion if the VCRS
+// has forgotten the prompt. The slot remembered in e spares the map lookup
+// while the prompt keeps its slot.
+func (b *Buffer) baseline(e *entry) float64 {
+	v := b.vcrs
+	if s := e.slot; s >= 0 && int(s) < len(v.slots) && v.slots[s].id == e.Prompt {
+		return v.slots[s].mean
+	}
+	s := v.slotOf(e.Prompt)
+	e.slot = s
+	if s < 0 {
+		return e.baseline
+	}
+	return v.slots[s].mean
 }
 
 // pick returns the tier where u·total falls in the cumulative weights.
@@ -726,11 +739,7 @@ func (b *Buffer) Entries(dst []Sampled) []Sampled {
 		f := &b.tiers[t]
 		for i := range f.n {
 			e := f.at(i)
-			base := e.baseline
-			if m, _, ok := b.vcrs.Mean(e.Prompt); ok {
-				base = m
-			}
-			dst = append(dst, Sampled{Experience: e.Experience, ID: e.id, Tier: Tier(t), Age: b.version - e.Version, Baseline: base})
+			dst = append(dst, Sampled{Experience: e.Experience, ID: e.id, Tier: Tier(t), Age: b.version - e.Version, Baseline: b.baseline(e)})
 		}
 	}
 	return dst

@@ -7,8 +7,9 @@
 //
 // R̄(q) is the mean reward of the last W = 20 on-policy responses to prompt
 // q. VCRS keeps it in O(1) per reward (a ring and a running sum, re-added
-// whenever the ring wraps) plus O(log n) to keep the distribution of R̄
-// over the n tracked prompts in an order-statistics treap. At most
+// whenever the ring wraps) plus O(log n) comparisons and a short copy to
+// keep the distribution of R̄ over the n tracked prompts in a sorted,
+// blocked multiset that answers ranks and quantiles in O(log n). At most
 // MaxPrompts prompts are tracked; the least recently updated is forgotten
 // first.
 //

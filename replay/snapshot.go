@@ -470,7 +470,10 @@ func (d *decoder) prompts(b *Buffer) error {
 		sl := &v.slots[s]
 		sl.sum, sl.n, sl.pos, sl.hints = sum, cnt, pos, hints
 		sl.mean = sum / float64(cnt)
-		v.root = v.insert(v.root, s)
+		if checkReward("mean", sl.mean) != nil {
+			return corrupt("prompt %d: mean %v", id, sl.mean)
+		}
+		v.means.insert(sl.mean)
 		v.linkNewest(s)
 	}
 	return d.err
@@ -527,6 +530,7 @@ func (d *decoder) tiers(b *Buffer) error {
 				return corrupt("%s tier, experience %d: version %d is stale at version %d", Tier(t), i, e.Version, b.version)
 			}
 			seen[e.id], prev = true, e.id
+			e.slot = b.vcrs.slotOf(e.Prompt)
 			*f.at(f.n) = e
 			f.n++
 		}

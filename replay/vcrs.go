@@ -44,13 +44,8 @@ type slot struct {
 	sum, mean float64 // running sum of the window and R̄ = sum/n
 	// newer and older link the slots in order of their last update.
 	newer, older int32
-	// left, right, size and prio make the slots a treap ordered by
-	// (mean, slot index): ranks of R̄ in O(log n).
-	left, right int32
-	size        int32
-	prio        uint32
-	n, pos      uint16 // rewards in the window; next ring position
-	hints       uint16 // hints given for this prompt
+	n, pos       uint16 // rewards in the window; next ring position
+	hints        uint16 // hints given for this prompt
 }
 
 // VCRS is AVATAR's Video-Context Reference Score (§4.4): for every prompt q,
@@ -59,14 +54,17 @@ type slot struct {
 //
 // An update costs O(1) for the mean — a ring of W rewards and a running
 // sum, re-added from the ring every time the ring wraps so that rounding
-// from the subtractions cannot accumulate beyond W updates — and O(log n)
-// for the order-statistics treap over the n tracked means.
+// from the subtractions cannot accumulate beyond W updates — and
+// O(log n + 512) for moving it in a sorted multiset of the n tracked means
+// (blocks of at most 512 values, indexed by a Fenwick tree), from which
+// ranks and quantiles come in O(log n). An update that leaves the mean as
+// it was (a binary reward replacing an equal one) skips the second part.
 //
 // Memory is bounded: at most MaxPrompts prompts are tracked, each taking
-// 8·W + 56 bytes plus its map entry (about 250 bytes at W = 20); a new
-// prompt arriving at capacity evicts the least recently updated one
-// (reads do not count as updates). A VCRS is not safe for concurrent use;
-// Buffer wraps one behind its lock.
+// 8·W + 40 bytes, its map entry and its place in the multiset (about
+// 250 bytes at W = 20); a new prompt arriving at capacity evicts the least
+// recently updated one (reads do not count as updates). A VCRS is not safe
+// for concurrent use; Buffer wraps one behind its lock.
 type VCRS struct {
 	window, max int
 	index       map[uint64]int32
@@ -74,7 +72,7 @@ type VCRS struct {
 	rings       []float64 // slot s owns rings[s·W : (s+1)·W]
 	newest      int32
 	oldest      int32
-	root        int32
+	means       sorted
 	forgotten   uint64
 }
 
@@ -86,7 +84,7 @@ func NewVCRS(window, maxPrompts int) (*VCRS, error) {
 	if maxPrompts < 1 || maxPrompts > math.MaxInt32 {
 		return nil, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "max_prompts", nil, "%d, want 1..%d", maxPrompts, math.MaxInt32))
 	}
-	return &VCRS{window: window, max: maxPrompts, index: map[uint64]int32{}, newest: none, oldest: none, root: none}, nil
+	return &VCRS{window: window, max: maxPrompts, index: map[uint64]int32{}, newest: none, oldest: none}, nil
 }
 
 // Window returns W.
@@ -121,6 +119,14 @@ func (v *VCRS) Mean(prompt uint64) (mean float64, n int, ok bool) {
 	return v.slots[s].mean, int(v.slots[s].n), true
 }
 
+// slotOf returns the slot of prompt, or none.
+func (v *VCRS) slotOf(prompt uint64) int32 {
+	if s, ok := v.index[prompt]; ok {
+		return s
+	}
+	return none
+}
+
 // Position returns where R̄(prompt) sits in the distribution of R̄ over the
 // tracked prompts, as a fraction in [0, 1): with b prompts strictly below it
 // and e prompts (itself included) equal to it, out of n,
@@ -147,7 +153,7 @@ func (v *VCRS) position(m float64, prompt uint64) float64 {
 	if n == 0 {
 		return unit(prompt)
 	}
-	below, atMost := v.count(m, false), v.count(m, true)
+	below, atMost := v.means.count(m, false), v.means.count(m, true)
 	p := (float64(below) + unit(prompt)*float64(atMost-below)) / float64(n)
 	return min(p, math.Nextafter(1, 0))
 }
@@ -162,7 +168,7 @@ func (v *VCRS) Quantile(p float64) (float64, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "vcrs", nil, "no prompt tracked"))
 	}
-	return v.kth(min(int(p*float64(n)), n-1)), nil
+	return v.means.kth(min(int(p*float64(n)), n-1)), nil
 }
 
 // Histogram counts the tracked prompts by R̄ in len(dst) equal bins over
@@ -181,7 +187,7 @@ func (v *VCRS) Histogram(dst []int, lo, hi float64) error {
 	for i := range dst {
 		c := len(v.index)
 		if i < k-1 {
-			c = v.count(lo+float64(i+1)*width, false)
+			c = v.means.count(lo+float64(i+1)*width, false)
 		}
 		dst[i] = c - prev
 		prev = c
@@ -189,17 +195,22 @@ func (v *VCRS) Histogram(dst []int, lo, hi float64) error {
 	return nil
 }
 
-// observe is Observe for a finite reward.
+// observe is Observe for a valid reward.
 func (v *VCRS) observe(prompt uint64, reward float64) {
 	s, ok := v.index[prompt]
 	if ok {
-		v.root = v.erase(v.root, s)
 		v.unlink(s)
+		old := v.slots[s].mean
+		v.push(s, reward)
+		if m := v.slots[s].mean; m != old {
+			v.means.erase(old)
+			v.means.insert(m)
+		}
 	} else {
 		s = v.claim(prompt)
+		v.push(s, reward)
+		v.means.insert(v.slots[s].mean)
 	}
-	v.push(s, reward)
-	v.root = v.insert(v.root, s)
 	v.linkNewest(s)
 }
 
@@ -238,13 +249,13 @@ func (v *VCRS) claim(prompt uint64) int32 {
 		s = int32(len(v.slots) - 1)
 	} else {
 		s = v.oldest
-		v.root = v.erase(v.root, s)
+		v.means.erase(v.slots[s].mean)
 		v.unlink(s)
 		delete(v.index, v.slots[s].id)
 		clear(v.rings[int(s)*v.window : (int(s)+1)*v.window])
 		v.forgotten++
 	}
-	v.slots[s] = slot{id: prompt, newer: none, older: none, left: none, right: none, size: 1, prio: uint32(mix(uint64(s)) >> 32)}
+	v.slots[s] = slot{id: prompt, newer: none, older: none}
 	v.index[prompt] = s
 	return s
 }
@@ -290,125 +301,6 @@ func (v *VCRS) linkNewest(s int32) {
 		v.oldest = s
 	}
 	v.newest = s
-}
-
-// less orders slots by (mean, index); means are never NaN.
-func (v *VCRS) less(a, b int32) bool {
-	ma, mb := v.slots[a].mean, v.slots[b].mean
-	return ma < mb || (ma == mb && a < b)
-}
-
-func (v *VCRS) size(t int32) int32 {
-	if t == none {
-		return 0
-	}
-	return v.slots[t].size
-}
-
-func (v *VCRS) fix(t int32) {
-	v.slots[t].size = 1 + v.size(v.slots[t].left) + v.size(v.slots[t].right)
-}
-
-// split divides treap t into the nodes ordered before k and the others.
-func (v *VCRS) split(t, k int32) (l, r int32) {
-	if t == none {
-		return none, none
-	}
-	if v.less(t, k) {
-		a, b := v.split(v.slots[t].right, k)
-		v.slots[t].right = a
-		v.fix(t)
-		return t, b
-	}
-	a, b := v.split(v.slots[t].left, k)
-	v.slots[t].left = b
-	v.fix(t)
-	return a, t
-}
-
-// merge joins treaps a and b, every node of a ordered before every node of b.
-func (v *VCRS) merge(a, b int32) int32 {
-	if a == none {
-		return b
-	}
-	if b == none {
-		return a
-	}
-	if v.slots[a].prio > v.slots[b].prio {
-		v.slots[a].right = v.merge(v.slots[a].right, b)
-		v.fix(a)
-		return a
-	}
-	v.slots[b].left = v.merge(a, v.slots[b].left)
-	v.fix(b)
-	return b
-}
-
-// insert adds the lone node k to treap t.
-func (v *VCRS) insert(t, k int32) int32 {
-	if t == none {
-		return k
-	}
-	if v.slots[k].prio > v.slots[t].prio {
-		v.slots[k].left, v.slots[k].right = v.split(t, k)
-		v.fix(k)
-		return k
-	}
-	if v.less(k, t) {
-		v.slots[t].left = v.insert(v.slots[t].left, k)
-	} else {
-		v.slots[t].right = v.insert(v.slots[t].right, k)
-	}
-	v.slots[t].size++
-	return t
-}
-
-// erase removes node k, whose key must not have changed, from treap t.
-func (v *VCRS) erase(t, k int32) int32 {
-	if t == k {
-		m := v.merge(v.slots[k].left, v.slots[k].right)
-		v.slots[k].left, v.slots[k].right, v.slots[k].size = none, none, 1
-		return m
-	}
-	if v.less(k, t) {
-		v.slots[t].left = v.erase(v.slots[t].left, k)
-	} else {
-		v.slots[t].right = v.erase(v.slots[t].right, k)
-	}
-	v.slots[t].size--
-	return t
-}
-
-// count returns the number of tracked means below x, or at most x.
-func (v *VCRS) count(x float64, orEqual bool) int {
-	n := 0
-	for t := v.root; t != none; {
-		m := v.slots[t].mean
-		if m < x || (orEqual && m == x) {
-			n += int(v.size(v.slots[t].left)) + 1
-			t = v.slots[t].right
-		} else {
-			t = v.slots[t].left
-		}
-	}
-	return n
-}
-
-// kth returns the mean of rank k (0-based).
-func (v *VCRS) kth(k int) float64 {
-	t := v.root
-	for {
-		l := int(v.size(v.slots[t].left))
-		switch {
-		case k < l:
-			t = v.slots[t].left
-		case k == l:
-			return v.slots[t].mean
-		default:
-			k -= l + 1
-			t = v.slots[t].right
-		}
-	}
 }
 
 // mix is SplitMix64's finaliser: a bijection of uint64 whose output bits
