@@ -26,7 +26,12 @@ func cpuTimer(b *testing.B) func() {
 
 // benchPool returns n experiences over the given number of prompts, in a
 // scrambled prompt order, with binary rewards and 16 shared log-probs.
-func benchPool(n, prompts int) []replay.Experience {
+func benchPool(n, prompts int) []replay.Experience { return benchPoolOf(n, prompts, false) }
+
+// benchPoolOf is benchPool with uniform rewards in [0, 1) if continuous:
+// every update then moves R̄ in the multiset, where binary rewards leave
+// it in place whenever the reward equals the one leaving the window.
+func benchPoolOf(n, prompts int, continuous bool) []replay.Experience {
 	rng := rand.New(rand.NewPCG(41, 42))
 	logp := make([]float32, 16)
 	for i := range logp {
@@ -35,6 +40,9 @@ func benchPool(n, prompts int) []replay.Experience {
 	pool := make([]replay.Experience, n)
 	for i := range pool {
 		pool[i] = replay.Experience{Prompt: uint64(rng.IntN(prompts)), Logp: logp, Reward: float64(rng.IntN(2))}
+		if continuous {
+			pool[i].Reward = rng.Float64()
+		}
 	}
 	return pool
 }
@@ -62,12 +70,20 @@ func fullBuffer(b *testing.B, prompts int) *replay.Buffer {
 
 // BenchmarkAdd measures Add into a full buffer of 10 000 (every Add evicts)
 // with the VCRS tracking 10 000 prompts, and 1 000 000 to show the cost of
-// a tracker far larger than the caches.
+// a tracker far larger than the caches; binary rewards, and continuous
+// ones.
 func BenchmarkAdd(b *testing.B) {
-	for _, prompts := range []int{10000, 1000000} {
-		b.Run(fmt.Sprint("prompts=", prompts), func(b *testing.B) {
-			buf := fullBuffer(b, prompts)
-			pool := benchPool(1<<16, prompts)
+	for _, c := range []struct {
+		prompts    int
+		continuous bool
+	}{{10000, false}, {10000, true}, {1000000, false}} {
+		rewards := "binary"
+		if c.continuous {
+			rewards = "uniform"
+		}
+		b.Run(fmt.Sprintf("prompts=%d/rewards=%s", c.prompts, rewards), func(b *testing.B) {
+			buf := fullBuffer(b, c.prompts)
+			pool := benchPoolOf(1<<16, c.prompts, c.continuous)
 			b.ReportAllocs()
 			i := 0
 			stop := cpuTimer(b)

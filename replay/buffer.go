@@ -382,8 +382,8 @@ type Buffer struct {
 	c       counters
 	drop    func(Dropped)
 	// scratch, reused under the lock
-	means  []float64
-	picked [NumTiers][]int
+	scratch []observed
+	picked  [NumTiers][]int
 }
 
 // New returns an empty buffer.
@@ -449,20 +449,21 @@ func (b *Buffer) AddGroup(dst []Receipt, es []Experience) error {
 func (b *Buffer) add(dst []Receipt, es []Experience) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cap(b.means) < len(es) {
-		b.means = make([]float64, len(es))
+	if cap(b.scratch) < len(es) {
+		b.scratch = make([]observed, len(es))
 	}
-	means := b.means[:len(es)]
+	obs := b.scratch[:len(es)]
 	first := b.nextID
 	b.nextID += uint64(len(es))
 	b.c.offered += uint64(len(es))
+	v := b.vcrs
 	for i := range es {
 		e := &es[i]
 		if b.stale(e.Version) {
 			continue
 		}
-		b.vcrs.observe(e.Prompt, e.Reward)
-		means[i], _, _ = b.vcrs.Mean(e.Prompt)
+		s := v.observe(e.Prompt, e.Reward)
+		obs[i] = observed{slot: s, mean: v.slots[s].mean}
 	}
 	for i := range es {
 		e := &es[i]
@@ -475,18 +476,30 @@ func (b *Buffer) add(dst []Receipt, es []Experience) {
 			}
 			continue
 		}
-		// The prompt is tracked unless this group alone brought more new
-		// prompts than MaxPrompts; its last mean then stands in.
-		m, _, ok := b.vcrs.Mean(e.Prompt)
-		if !ok {
-			m = means[i]
+		// A later member of the group may have moved R̄ on, or — only when
+		// the group alone brought more new prompts than MaxPrompts —
+		// evicted the prompt, whose last mean then stands in.
+		o := obs[i]
+		if v.slots[o.slot].id == e.Prompt {
+			o.mean = v.slots[o.slot].mean
+		} else {
+			o.slot = v.slotOf(e.Prompt)
+			if o.slot != none {
+				o.mean = v.slots[o.slot].mean
+			}
 		}
-		t := b.cfg.tier(b.vcrs.position(m, e.Prompt))
-		b.insert(t, entry{Experience: *e, id: id, baseline: m, slot: b.vcrs.slotOf(e.Prompt)})
+		t := b.cfg.tier(v.position(o.mean, e.Prompt))
+		b.insert(t, entry{Experience: *e, id: id, baseline: o.mean, slot: o.slot})
 		if dst != nil {
 			dst[i] = Receipt{ID: id, Tier: t}
 		}
 	}
+}
+
+// observed is what add's first pass learnt about an experience's prompt.
+type observed struct {
+	slot int32
+	mean float64
 }
 
 // stale reports whether version is beyond the staleness guard.

@@ -195,8 +195,8 @@ func (v *VCRS) Histogram(dst []int, lo, hi float64) error {
 	return nil
 }
 
-// observe is Observe for a valid reward.
-func (v *VCRS) observe(prompt uint64, reward float64) {
+// observe is Observe for a valid reward; it returns the prompt's slot.
+func (v *VCRS) observe(prompt uint64, reward float64) int32 {
 	s, ok := v.index[prompt]
 	if ok {
 		v.unlink(s)
@@ -212,6 +212,7 @@ func (v *VCRS) observe(prompt uint64, reward float64) {
 		v.means.insert(v.slots[s].mean)
 	}
 	v.linkNewest(s)
+	return s
 }
 
 // push adds a reward to the window of slot s and refreshes its mean.
