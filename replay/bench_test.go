@@ -184,6 +184,27 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
+// BenchmarkVCRSMemory fills a VCRS to its default capacity, 2^20 prompts
+// with full windows of 20, and reports the heap it holds per prompt. Run
+// it once: -benchtime 1x.
+func BenchmarkVCRSMemory(b *testing.B) {
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		v, _ := replay.NewVCRS(replay.DefaultWindow, replay.DefaultMaxPrompts)
+		for p := range replay.DefaultMaxPrompts {
+			for k := range replay.DefaultWindow {
+				v.Observe(uint64(p)*0x9e3779b97f4a7c15, float64((p+k)%7)/7)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/float64(v.Len()), "bytes/prompt")
+		runtime.KeepAlive(v)
+	}
+}
+
 // BenchmarkStep measures the hybrid objective on AVATAR's group of eight,
 // 4 fresh and 4 replayed responses of 1 024 tokens, float32; ns/token is
 // over the 8 192 positions.
