@@ -179,8 +179,8 @@ func (v *VCRS) Histogram(dst []int, lo, hi float64) error {
 	if len(dst) == 0 {
 		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "dst", nil, "no bins"))
 	}
-	if !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "lo, hi", nil, "[%v, %v], want finite lo < hi", lo, hi))
+	if !(lo < hi) || math.IsInf(hi-lo, 0) {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "lo, hi", nil, "[%v, %v], want finite lo < hi a finite distance apart", lo, hi))
 	}
 	k := len(dst)
 	width := (hi - lo) / float64(k)
