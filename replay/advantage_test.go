@@ -1,0 +1,140 @@
+package replay_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/replay"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+func TestAdvantagesGolden(t *testing.T) {
+	for _, c := range golden.Load(t, "offpolicy_advantages") {
+		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
+			rewards, baselines, cfg, err := conform.DecodeOffPolicyAdvantages(c.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want struct {
+				Advantages []float64 `json:"advantages"`
+			}
+			if err := json.Unmarshal(c.Expected, &want); err != nil {
+				t.Fatal(err)
+			}
+			adv := make([]float64, len(rewards))
+			if _, err := replay.Advantages(adv, rewards, baselines, cfg); err != nil {
+				t.Fatal(err)
+			}
+			golden.CheckVec(t, "float64 advantages", adv, want.Advantages)
+
+			r32, b32 := make([]float32, len(rewards)), make([]float32, len(rewards))
+			for i := range rewards {
+				r32[i], b32[i] = float32(rewards[i]), float32(baselines[i])
+			}
+			adv32 := make([]float32, len(rewards))
+			if _, err := replay.Advantages(adv32, r32, b32, cfg); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, len(adv32))
+			for i, a := range adv32 {
+				got[i] = float64(a)
+			}
+			golden.CheckVec(t, "float32 advantages", got, want.Advantages)
+		})
+	}
+}
+
+func TestAdvantagesByHand(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		rewards, baselines []float64
+		eps                float64
+		want               []float64
+		unscaled           bool
+		nonzero            int
+	}{
+		// Rewards 0, 1, 2: σ_off = 1 (unbiased), so A = R − R̄.
+		{"unit std", []float64{0, 1, 2}, []float64{0.5, 0.5, 0.5}, 0, []float64{-0.5, 0.5, 1.5}, false, 3},
+		// Rewards 1, 3: σ_off = √2.
+		{"two", []float64{1, 3}, []float64{1, 1}, 0, []float64{0, 2 / math.Sqrt2}, false, 1},
+		{"eps", []float64{0, 1, 2}, []float64{1, 1, 1}, 1, []float64{-0.5, 0, 0.5}, false, 2},
+		// The vanishing case Eq. 11 is for: all replayed rewards equal,
+		// but R̄(q) differs, so the signal survives, unscaled.
+		{"equal rewards", []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 1, 0.75}, 1e-6, []float64{0.75, 0.5, 0, 0.25}, true, 3},
+		{"one experience", []float64{0}, []float64{0.3}, 1e-6, []float64{-0.3}, true, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			adv := make([]float64, len(c.rewards))
+			st, err := replay.Advantages(adv, c.rewards, c.baselines, replay.AdvantageConfig{Eps: c.eps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.CheckVec(t, "advantages", adv, c.want)
+			if st.Unscaled != c.unscaled || st.Nonzero != c.nonzero || st.N != len(c.rewards) {
+				t.Errorf("stats %+v, want Unscaled %v and %d non-zero", st, c.unscaled, c.nonzero)
+			}
+		})
+	}
+}
+
+func TestAdvantagesInPlace(t *testing.T) {
+	r := []float32{0, 1, 2}
+	b := []float32{0.5, 0.5, 0.5}
+	if _, err := replay.Advantages(r, r, b, replay.AdvantageConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(r) != "[-0.5 0.5 1.5]" {
+		t.Errorf("dst = rewards: %v", r)
+	}
+	r = []float32{0, 1, 2}
+	if _, err := replay.Advantages(b, r, b, replay.AdvantageConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(b) != "[-0.5 0.5 1.5]" {
+		t.Errorf("dst = baselines: %v", b)
+	}
+}
+
+func TestAdvantagesErrors(t *testing.T) {
+	ok := []float64{1, 2}
+	for _, c := range []struct {
+		name               string
+		dst, rewards, base []float64
+		eps                float64
+		kind               error
+		arg                string
+	}{
+		{"no rewards", nil, nil, nil, 1e-6, tensor.ErrEmpty, "rewards"},
+		{"baselines short", make([]float64, 2), ok, []float64{1}, 1e-6, tensor.ErrShape, "baselines"},
+		{"dst short", make([]float64, 1), ok, ok, 1e-6, tensor.ErrShape, "dst"},
+		{"NaN reward", make([]float64, 2), []float64{1, math.NaN()}, ok, 1e-6, tensor.ErrNonFinite, "rewards[1]"},
+		{"Inf baseline", make([]float64, 2), ok, []float64{math.Inf(1), 0}, 1e-6, tensor.ErrNonFinite, "baselines[0]"},
+		{"negative eps", make([]float64, 2), ok, ok, -1, tensor.ErrRange, "Eps"},
+		{"NaN eps", make([]float64, 2), ok, ok, math.NaN(), tensor.ErrRange, "Eps"},
+		{"spread overflows", make([]float64, 2), []float64{-1.7e308, 1.7e308}, ok, 1e-6, tensor.ErrRange, "rewards"},
+		{"advantage overflows", make([]float64, 1), []float64{1.7e308}, []float64{-1.7e308}, 1e-6, tensor.ErrRange, "dst[0]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := replay.Advantages(c.dst, c.rewards, c.base, replay.AdvantageConfig{Eps: c.eps})
+			if !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
+				t.Errorf("err = %v, want %v naming %q", err, c.kind, c.arg)
+			}
+		})
+	}
+	// A float64 advantage that float32 cannot hold.
+	_, err := replay.Advantages(make([]float32, 1), []float32{3e38}, []float32{-3e38}, replay.AdvantageConfig{})
+	if !errors.Is(err, tensor.ErrRange) {
+		t.Errorf("float32 overflow: %v", err)
+	}
+}
+
+// containsArg reports whether err names arg (with its index, if any).
+func containsArg(err error, arg string) bool {
+	return err != nil && strings.Contains(err.Error(), arg)
+}

@@ -1,0 +1,157 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rlpost/rlpost/replay"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// hintBuffer tracks prompt 1 at R̄ 0.1 over a full window of 4, prompt 2
+// at R̄ 0.1 over 3 rewards, and prompt 3 at R̄ 0.5.
+func hintBuffer(t *testing.T) *replay.Buffer {
+	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 100, 4 })
+	for _, r := range []float64{0, 0, 0, 0.4} {
+		b.Observe(1, r)
+	}
+	for _, r := range []float64{0, 0, 0.3} {
+		b.Observe(2, r)
+	}
+	for _, r := range []float64{0, 1, 0, 1} {
+		b.Observe(3, r)
+	}
+	return b
+}
+
+var hintCfg = replay.HintConfig{Below: 0.2, MinRewards: 4, MaxKL: 0.01, MaxPerPrompt: 2}
+
+func TestHintTrigger(t *testing.T) {
+	b := hintBuffer(t)
+	calls := 0
+	h, err := replay.NewHinter(b, hintCfg, replay.HintFunc(func(_ context.Context, p uint64) (string, error) {
+		calls++
+		return fmt.Sprintf("hint for %d", p), nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		prompt uint64
+		kl     float64
+		want   bool
+	}{
+		{"hard and stuck", 1, 0.001, true},
+		{"still exploring", 1, 0.05, false},
+		{"KL at the threshold", 1, 0.01, false},
+		{"window not full yet", 2, 0.001, false},
+		{"not hard", 3, 0.001, false},
+		{"untracked", 4, 0, false},
+		{"negative KL estimate", 1, -0.002, true},
+	} {
+		got, err := h.Triggered(c.prompt, c.kl)
+		if err != nil || got != c.want {
+			t.Errorf("%s: Triggered = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	ctx := context.Background()
+	for i, want := range []bool{true, true, false} { // capped at 2
+		hint, ok, err := h.Hint(ctx, 1, 0)
+		if err != nil || ok != want || (ok && hint != "hint for 1") {
+			t.Errorf("hint %d: %q, %v, %v; want ok = %v", i, hint, ok, err, want)
+		}
+	}
+	if calls != 2 || h.Hints(1) != 2 || b.Stats().Hints != 2 {
+		t.Errorf("%d provider calls, %d hints counted, %d in stats; want 2", calls, h.Hints(1), b.Stats().Hints)
+	}
+	if _, ok, _ := h.Hint(ctx, 3, 0); ok || calls != 2 {
+		t.Error("a prompt that is not hard got a hint")
+	}
+	if _, err := h.Triggered(1, math.NaN()); !errors.Is(err, tensor.ErrNonFinite) {
+		t.Errorf("NaN KL: %v", err)
+	}
+}
+
+// TestHintFailureIsNotCounted: a failing provider or a cancelled context
+// returns the error and leaves the prompt's allowance as it was.
+func TestHintFailureIsNotCounted(t *testing.T) {
+	b := hintBuffer(t)
+	boom := errors.New("teacher model unavailable")
+	fail := true
+	h, _ := replay.NewHinter(b, hintCfg, replay.HintFunc(func(ctx context.Context, _ uint64) (string, error) {
+		if fail {
+			return "", boom
+		}
+		return "locate the speaker first", ctx.Err()
+	}))
+	if _, ok, err := h.Hint(context.Background(), 1, 0); !errors.Is(err, boom) || ok || h.Hints(1) != 0 {
+		t.Errorf("failing provider: ok %v err %v, %d counted", ok, err, h.Hints(1))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fail = false
+	if _, ok, err := h.Hint(ctx, 1, 0); !errors.Is(err, context.Canceled) || ok || h.Hints(1) != 0 {
+		t.Errorf("cancelled context: ok %v err %v, %d counted", ok, err, h.Hints(1))
+	}
+	if hint, ok, err := h.Hint(context.Background(), 1, 0); err != nil || !ok || hint == "" || h.Hints(1) != 1 {
+		t.Errorf("after the failures: %q %v %v, %d counted", hint, ok, err, h.Hints(1))
+	}
+}
+
+// TestHintCapUnderConcurrency: many goroutines asking at once get exactly
+// MaxPerPrompt hints.
+func TestHintCapUnderConcurrency(t *testing.T) {
+	b := hintBuffer(t)
+	var calls atomic.Int32
+	h, _ := replay.NewHinter(b, hintCfg, replay.HintFunc(func(context.Context, uint64) (string, error) {
+		calls.Add(1)
+		return "h", nil
+	}))
+	var wg sync.WaitGroup
+	var given atomic.Int32
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, ok, err := h.Hint(context.Background(), 1, 0); ok && err == nil {
+				given.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if given.Load() != 2 || calls.Load() != 2 {
+		t.Errorf("%d hints given, %d provider calls; want 2", given.Load(), calls.Load())
+	}
+}
+
+func TestHinterErrors(t *testing.T) {
+	b := hintBuffer(t)
+	p := replay.HintFunc(func(context.Context, uint64) (string, error) { return "", nil })
+	for _, c := range []struct {
+		name string
+		b    *replay.Buffer
+		cfg  replay.HintConfig
+		p    replay.HintProvider
+	}{
+		{"nil buffer", nil, hintCfg, p},
+		{"nil provider", b, hintCfg, nil},
+		{"NaN threshold", b, replay.HintConfig{Below: math.NaN(), MinRewards: 1, MaxKL: 1, MaxPerPrompt: 1}, p},
+		{"no rewards", b, replay.HintConfig{Below: 0.2, MinRewards: 0, MaxKL: 1, MaxPerPrompt: 1}, p},
+		{"more rewards than W", b, replay.HintConfig{Below: 0.2, MinRewards: 5, MaxKL: 1, MaxPerPrompt: 1}, p},
+		{"Inf KL", b, replay.HintConfig{Below: 0.2, MinRewards: 1, MaxKL: math.Inf(1), MaxPerPrompt: 1}, p},
+		{"negative cap", b, replay.HintConfig{Below: 0.2, MinRewards: 1, MaxKL: 1, MaxPerPrompt: -1}, p},
+	} {
+		if _, err := replay.NewHinter(c.b, c.cfg, c.p); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+	if err := replay.DefaultHintConfig().Validate(); err != nil {
+		t.Error(err)
+	}
+}

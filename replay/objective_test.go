@@ -1,0 +1,388 @@
+package replay_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rlpost/rlpost/grpo"
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/replay"
+	"github.com/rlpost/rlpost/tas"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// step is one hybrid step's inputs: g groups of k on-policy responses and
+// nOff replayed ones, with non-prefix masks and per-row behaviour policies.
+type step[F tensor.Float] struct {
+	on  replay.OnPolicy[F]
+	off replay.OffPolicy[F]
+}
+
+func randomStep[F tensor.Float](seed uint64, g, k, nOff, T int, ref bool) step[F] {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	mask := func(b int) tensor.Batch[F] {
+		m := tensor.MustNew[F](b, T)
+		for i := range b {
+			for t := range T {
+				// A prompt, then tokens with an observation gap.
+				if t >= 2 && (t < T/2 || t > T/2+1) && rng.IntN(8) > 0 {
+					m.Set(i, t, 1)
+				}
+			}
+			m.Set(i, T-1, 1) // at least one valid token
+		}
+		return m
+	}
+	logp := func(b int) tensor.Batch[F] {
+		x := tensor.MustNew[F](b, T)
+		for i := range x.Data {
+			x.Data[i] = F(-0.1 - 2*rng.Float64())
+		}
+		return x
+	}
+	near := func(x tensor.Batch[F], spread float64) tensor.Batch[F] {
+		y := tensor.MustNew[F](x.B, x.T)
+		for i := range y.Data {
+			y.Data[i] = x.Data[i] + F(spread*(2*rng.Float64()-1))
+		}
+		return y
+	}
+	var s step[F]
+	bOn := g * k
+	s.on.Logp, s.on.Mask = logp(bOn), mask(bOn)
+	s.on.OldLogp = near(s.on.Logp, 0.3)
+	s.on.Rewards = make([]F, bOn)
+	for i := range s.on.Rewards {
+		s.on.Rewards[i] = F(rng.IntN(3)) / 2
+	}
+	s.on.Groups = grpo.Contiguous(k)
+	s.off.Logp, s.off.Mask = logp(nOff), mask(nOff)
+	behave := near(s.off.Logp, 0.4)
+	s.off.Samples = make([]replay.Sampled, nOff)
+	for i := range nOff {
+		var lp []float32
+		for t, v := range s.off.Mask.Row(i) {
+			if v == 1 {
+				lp = append(lp, float32(behave.At(i, t)))
+			}
+		}
+		s.off.Samples[i] = replay.Sampled{
+			Experience: replay.Experience{Prompt: uint64(i), Logp: lp, Reward: float64(rng.IntN(2))},
+			Baseline:   rng.Float64(),
+		}
+	}
+	if ref {
+		s.on.RefLogp, s.off.RefLogp = near(s.on.Logp, 0.2), near(s.off.Logp, 0.2)
+	}
+	return s
+}
+
+func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *replay.Objective[F] {
+	t.Helper()
+	cfg := replay.DefaultObjectiveConfig()
+	if f != nil {
+		f(&cfg)
+	}
+	o, err := replay.NewObjective[F](cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestStepComposesPackages: Step is exactly grpo → tas → ppo on the fresh
+// rows, and Eq. 11 → tas → ppo over the stored behaviour log-probs on the
+// replayed rows, times α.
+func TestStepComposesPackages(t *testing.T) {
+	s := randomStep[float32](1, 2, 4, 4, 12, true)
+	cfg := replay.DefaultObjectiveConfig()
+	cfg.Loss, cfg.Alpha = grpo.GRPOLoss(), 0.5
+	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
+	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
+	res, err := o.Step(gradOn, gradOff, s.on, s.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	adv := make([]float32, len(s.on.Rewards))
+	if _, err := grpo.Advantages(adv, s.on.Rewards, s.on.Groups, cfg.Group); err != nil {
+		t.Fatal(err)
+	}
+	tok := tensor.MustNew[float32](s.on.Logp.B, s.on.Logp.T)
+	tas.ApplySequence(tok, adv, s.on.Mask, cfg.TAS)
+	wantOn := make([]float32, len(gradOn))
+	rOn, err := ppo.PolicyLoss(wantOn, ppo.Inputs[float32]{Logp: s.on.Logp, OldLogp: s.on.OldLogp, Advantages: tok, Mask: s.on.Mask, RefLogp: s.on.RefLogp}, cfg.Loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	n := len(s.off.Samples)
+	rew, base, advOff := make([]float32, n), make([]float32, n), make([]float32, n)
+	old := tensor.MustNew[float32](n, s.off.Logp.T)
+	for i, sm := range s.off.Samples {
+		rew[i], base[i] = float32(sm.Reward), float32(sm.Baseline)
+		k := 0
+		for tt, v := range s.off.Mask.Row(i) {
+			if v == 1 {
+				old.Set(i, tt, sm.Logp[k])
+				k++
+			}
+		}
+	}
+	if _, err := replay.Advantages(advOff, rew, base, cfg.Off); err != nil {
+		t.Fatal(err)
+	}
+	tokOff := tensor.MustNew[float32](n, s.off.Logp.T)
+	tas.ApplySequence(tokOff, advOff, s.off.Mask, cfg.TAS)
+	wantOff := make([]float32, len(gradOff))
+	rOff, err := ppo.PolicyLoss(wantOff, ppo.Inputs[float32]{Logp: s.off.Logp, OldLogp: old, Advantages: tokOff, Mask: s.off.Mask, RefLogp: s.off.RefLogp}, cfg.Loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for i := range gradOn {
+		if gradOn[i] != wantOn[i] {
+			t.Fatalf("gradOn[%d] = %v, want %v", i, gradOn[i], wantOn[i])
+		}
+	}
+	for i := range gradOff {
+		// Rewards and baselines differ in float32 rounding only.
+		if w := 0.5 * float64(wantOff[i]); math.Abs(float64(gradOff[i])-w) > 1e-5*math.Abs(w)+1e-9 {
+			t.Fatalf("gradOff[%d] = %v, want α·%v", i, gradOff[i], wantOff[i])
+		}
+	}
+	if math.Abs(res.On.Loss-rOn.Loss) > 1e-12 || math.Abs(res.Off.Loss-rOff.Loss) > 1e-6 ||
+		math.Abs(res.Loss-(rOn.Loss+0.5*rOff.Loss)) > 1e-6 {
+		t.Errorf("losses %v = %v + 0.5·%v, want %v and %v", res.Loss, res.On.Loss, res.Off.Loss, rOn.Loss, rOff.Loss)
+	}
+	for i, a := range o.OffAdvantages() {
+		if math.Abs(float64(a-advOff[i])) > 1e-5 {
+			t.Errorf("OffAdvantages()[%d] = %v, want %v", i, a, advOff[i])
+		}
+	}
+}
+
+// TestStepGradientMatchesFiniteDifferences checks dL/dlogp of both parts
+// against central differences of the float64 total loss L_on + α·L_off,
+// with the KL term, TAS and non-prefix masks.
+func TestStepGradientMatchesFiniteDifferences(t *testing.T) {
+	const h = 1e-6
+	for _, c := range []struct {
+		name string
+		loss ppo.Config
+		ref  bool
+	}{
+		{"token-mean", ppo.DefaultConfig(), false},
+		{"grpo+kl", grpo.GRPOLoss(), true},
+		{"dapo", grpo.DAPOLoss(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := randomStep[float64](7, 2, 3, 3, 9, c.ref)
+			o := objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss, cfg.Alpha = c.loss, 0.7 })
+			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+			if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+				t.Fatal(err)
+			}
+			loss := func() float64 {
+				r, err := o.Step(make([]float64, len(gOn)), make([]float64, len(gOff)), s.on, s.off)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Loss
+			}
+			for _, part := range []struct {
+				name string
+				x    []float64
+				mask []float64
+				grad []float64
+			}{{"on", s.on.Logp.Data, s.on.Mask.Data, gOn}, {"off", s.off.Logp.Data, s.off.Mask.Data, gOff}} {
+				for i := range part.x {
+					x := part.x[i]
+					part.x[i] = x + h
+					up := loss()
+					part.x[i] = x - h
+					down := loss()
+					part.x[i] = x
+					fd := (up - down) / (2 * h)
+					if part.mask[i] == 0 && part.grad[i] != 0 {
+						t.Fatalf("%s grad[%d] = %v on a masked token", part.name, i, part.grad[i])
+					}
+					if math.Abs(fd-part.grad[i]) > 1e-6+1e-5*math.Abs(fd) {
+						t.Fatalf("%s grad[%d] = %v, finite difference %v", part.name, i, part.grad[i], fd)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStepRescue: an on-policy group with equal rewards vanishes (Eq. 1
+// gives it nothing); a replayed part with a non-zero Eq. 11 advantage
+// rescues it, unless α = 0 or R = R̄ everywhere.
+func TestStepRescue(t *testing.T) {
+	s := randomStep[float64](3, 1, 4, 2, 6, false)
+	s.on.Rewards = []float64{1, 1, 1, 1}
+	for _, c := range []struct {
+		name      string
+		alpha     float64
+		rewards   [2]float64
+		baselines [2]float64
+		rescued   int
+	}{
+		{"rescued", 1, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 1},
+		{"off advantages zero", 1, [2]float64{1, 0}, [2]float64{1, 0}, 0},
+		{"alpha zero", 0, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Alpha = c.alpha })
+			for i := range 2 {
+				s.off.Samples[i].Reward, s.off.Samples[i].Baseline = c.rewards[i], c.baselines[i]
+			}
+			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+			res, err := o.Step(gOn, gOff, s.on, s.off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Vanishing != 1 || res.Rescued != c.rescued {
+				t.Errorf("vanishing %d rescued %d, want 1 and %d", res.Vanishing, res.Rescued, c.rescued)
+			}
+			for i, g := range gOn {
+				if g != 0 {
+					t.Fatalf("a vanished group has gradient %v at %d", g, i)
+				}
+			}
+			tot := o.Totals()
+			if tot.Steps != 1 || tot.Groups != 1 || tot.Vanishing != 1 || tot.Rescued != c.rescued || tot.RescuedFrac() != float64(c.rescued) {
+				t.Errorf("totals %+v, fraction %v", tot, tot.RescuedFrac())
+			}
+		})
+	}
+}
+
+// TestStepUsesStoredBehaviour: when the current log-probs equal the stored
+// ones on a non-prefix mask, every ratio is 1 and the KL estimates are 0;
+// shifting the policy by x gives KL e^x·x − e^x + 1 on every row.
+func TestStepUsesStoredBehaviour(t *testing.T) {
+	s := randomStep[float64](5, 1, 2, 3, 10, false)
+	for i, sm := range s.off.Samples {
+		k := 0
+		for tt, v := range s.off.Mask.Row(i) {
+			if v == 1 {
+				s.off.Logp.Set(i, tt, float64(sm.Logp[k]))
+				k++
+			} else {
+				s.off.Logp.Set(i, tt, math.Inf(-1)) // padding is never read
+			}
+		}
+	}
+	o := objective[float64](t, nil)
+	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+	res, err := o.Step(gOn, gOff, s.on, s.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.Off.MeanRatio-1) > 1e-12 || math.Abs(res.Off.ApproxKL) > 1e-12 {
+		t.Errorf("off-policy ratio %v approx KL %v, want 1 and 0", res.Off.MeanRatio, res.Off.ApproxKL)
+	}
+	for i, kl := range o.OffKL() {
+		if math.Abs(kl) > 1e-12 {
+			t.Errorf("OffKL[%d] = %v, want 0", i, kl)
+		}
+	}
+	const x = 0.3
+	for i := range s.off.Logp.Data {
+		s.off.Logp.Data[i] += x
+	}
+	if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+		t.Fatal(err)
+	}
+	want := math.Exp(x)*x - math.Exp(x) + 1
+	for i, kl := range o.OffKL() {
+		if math.Abs(kl-want) > 1e-9 {
+			t.Errorf("OffKL[%d] = %v, want %v", i, kl, want)
+		}
+	}
+}
+
+// TestStepOneSided: a step may be all fresh or all replayed, not empty.
+func TestStepOneSided(t *testing.T) {
+	s := randomStep[float64](9, 1, 4, 4, 8, false)
+	o := objective[float64](t, nil)
+	onOnly, err := o.Step(make([]float64, s.on.Logp.Size()), nil, s.on, replay.OffPolicy[float64]{})
+	if err != nil || onOnly.Off.Tokens != 0 || onOnly.Loss != onOnly.On.Loss || len(o.OffAdvantages()) != 0 {
+		t.Fatalf("on-policy only: %+v, %v", onOnly, err)
+	}
+	offOnly, err := o.Step(nil, make([]float64, s.off.Logp.Size()), replay.OnPolicy[float64]{}, s.off)
+	if err != nil || offOnly.On.Tokens != 0 || offOnly.Loss != offOnly.Off.Loss || len(o.OnAdvantages()) != 0 {
+		t.Fatalf("off-policy only: %+v, %v", offOnly, err)
+	}
+	if _, err := o.Step(nil, nil, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{}); !errors.Is(err, tensor.ErrEmpty) {
+		t.Errorf("empty step: %v", err)
+	}
+}
+
+func TestStepErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func(*step[float64], *[]float64, *[]float64)
+		kind error
+		arg  string
+	}{
+		{"rewards short", func(s *step[float64], _, _ *[]float64) { s.on.Rewards = s.on.Rewards[1:] }, tensor.ErrShape, "on-policy part: rewards"},
+		{"on mask shape", func(s *step[float64], _, _ *[]float64) { s.on.Mask = tensor.MustNew[float64](1, 1) }, tensor.ErrShape, "on-policy part: mask"},
+		{"on grad short", func(_ *step[float64], g, _ *[]float64) { *g = (*g)[1:] }, tensor.ErrShape, "grad"},
+		{"NaN current logp", func(s *step[float64], _, _ *[]float64) { s.off.Logp.Data[len(s.off.Logp.Data)-1] = math.NaN() }, tensor.ErrNonFinite, "off-policy part"},
+		{"samples short", func(s *step[float64], _, _ *[]float64) { s.off.Samples = s.off.Samples[1:] }, tensor.ErrShape, "off-policy part: samples"},
+		{"behaviour count", func(s *step[float64], _, _ *[]float64) { s.off.Samples[1].Logp = s.off.Samples[1].Logp[1:] }, tensor.ErrShape, "samples[1]"},
+		{"bad off mask", func(s *step[float64], _, _ *[]float64) { s.off.Mask.Data[3] = 0.5 }, tensor.ErrMask, "mask[0,3]"},
+		{"NaN baseline", func(s *step[float64], _, _ *[]float64) { s.off.Samples[2].Baseline = math.NaN() }, tensor.ErrNonFinite, "baselines[2]"},
+		{"Inf behaviour", func(s *step[float64], _, _ *[]float64) { s.off.Samples[0].Logp[0] = float32(math.Inf(1)) }, tensor.ErrNonFinite, "old_logp"},
+		{"gradients for an empty part", func(s *step[float64], g, _ *[]float64) { s.on = replay.OnPolicy[float64]{} }, tensor.ErrShape, "on"},
+		{"KL without reference", func(s *step[float64], _, _ *[]float64) {}, tensor.ErrEmpty, "ref_logp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := randomStep[float64](4, 2, 2, 3, 7, false)
+			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+			c.f(&s, &gOn, &gOff)
+			o := objective[float64](t, nil)
+			if c.name == "KL without reference" {
+				o = objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss = grpo.GRPOLoss() })
+			}
+			if _, err := o.Step(gOn, gOff, s.on, s.off); !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
+				t.Errorf("err = %v, want %v naming %q", err, c.kind, c.arg)
+			}
+		})
+	}
+	for _, f := range []func(*replay.ObjectiveConfig){
+		func(c *replay.ObjectiveConfig) { c.Alpha = -1 },
+		func(c *replay.ObjectiveConfig) { c.Alpha = math.Inf(1) },
+		func(c *replay.ObjectiveConfig) { c.TAS.Lambda = -1 },
+		func(c *replay.ObjectiveConfig) { c.Off.Eps = math.NaN() },
+		func(c *replay.ObjectiveConfig) { c.Group.Eps = -1 },
+		func(c *replay.ObjectiveConfig) { c.Loss.ClipLow = -1 },
+	} {
+		cfg := replay.DefaultObjectiveConfig()
+		f(&cfg)
+		if _, err := replay.NewObjective[float32](cfg); err == nil {
+			t.Errorf("config %+v accepted", cfg)
+		}
+	}
+}
+
+// TestStepAllocatesNothing: a warm Objective allocates nothing per step.
+func TestStepAllocatesNothing(t *testing.T) {
+	s := randomStep[float32](6, 4, 4, 16, 64, false)
+	o := objective[float32](t, nil)
+	gOn, gOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
+	run := func() {
+		if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("%v allocations per step", n)
+	}
+}
