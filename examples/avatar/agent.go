@@ -1,0 +1,161 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/rlpost/rlpost/examples/internal/policy"
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Completion is one generated response and everything training needs of
+// it.
+type Completion struct {
+	Prompt Prompt
+	Tokens []int
+	// Logp holds log π_behaviour(token) at generation time, the old
+	// log-probabilities of the importance ratio.
+	Logp []float64
+	// Reward, Accuracy and Format are the scored components.
+	Reward, Accuracy, Format float64
+	// Version is the number of policy updates before generation.
+	Version int
+}
+
+// Agent holds a policy, its frozen reference and its optimiser.
+type Agent struct {
+	Model, Ref *policy.Model
+	Opt        *policy.Adam
+	Version    int
+	rng        *rand.Rand
+
+	pass    *policy.Pass
+	feats   []int
+	scratch []float64
+}
+
+func newAgent(m *policy.Model, lr float64, seed uint64) *Agent {
+	return &Agent{Model: m, Ref: m.Clone(), Opt: policy.NewAdam(m, lr), rng: rand.New(rand.NewPCG(seed, 99)),
+		pass: m.NewPass(), scratch: make([]float64, vocab)}
+}
+
+// Generate samples a response to p (or decodes greedily).
+func (a *Agent) Generate(p Prompt, greedy bool) *Completion {
+	c := &Completion{Prompt: p, Version: a.Version}
+	for len(c.Tokens) < maxLen {
+		a.feats = features(a.feats, p, c.Tokens)
+		a.Model.Forward(a.pass, a.feats)
+		t := a.pass.Sample(a.rng)
+		if greedy {
+			t = a.pass.Argmax()
+		}
+		c.Tokens = append(c.Tokens, t)
+		c.Logp = append(c.Logp, math.Log(a.pass.P[t]))
+		if t == tokEOS {
+			break
+		}
+	}
+	return c
+}
+
+// Part is a set of completions trained with one loss configuration and
+// weight: the on-policy part, or the replayed part of AVATAR's hybrid
+// objective (Eq. 3: J = J_on + α·J_off).
+type Part struct {
+	Completions []*Completion
+	// Advantages per completion and token (TAS-shaped where used).
+	Advantages [][]float64
+	Weight     float64
+}
+
+// Update takes epochs gradient steps on the loss Σ_part weight·L_part(θ),
+// each L a ppo.PolicyLoss over the part's completions with old
+// log-probabilities from generation time. It returns the last step's
+// statistics of the first part.
+func (a *Agent) Update(parts []Part, cfg ppo.Config, epochs int) (ppo.Result, error) {
+	g := a.Model.NewGrads()
+	var first ppo.Result
+	for range epochs {
+		g.Zero()
+		for k, part := range parts {
+			res, err := a.accumulate(g, part, cfg)
+			if err != nil {
+				return first, err
+			}
+			if k == 0 {
+				first = res
+			}
+		}
+		a.Opt.Step(a.Model, g)
+	}
+	a.Version++
+	return first, nil
+}
+
+// accumulate adds weight·dL/dθ of one part to g.
+func (a *Agent) accumulate(g *policy.Grads, part Part, cfg ppo.Config) (ppo.Result, error) {
+	n := len(part.Completions)
+	if n == 0 {
+		return ppo.Result{}, nil
+	}
+	b := a.forward(part.Completions, cfg.KLCoef > 0)
+	adv := tensor.MustNew[float64](n, maxLen)
+	for i, c := range part.Completions {
+		copy(adv.Row(i), part.Advantages[i][:len(c.Tokens)])
+	}
+	grad := make([]float64, n*maxLen)
+	res, err := ppo.PolicyLoss(grad, ppo.Inputs[float64]{Logp: b.Logp, OldLogp: b.Old, Advantages: adv, Mask: b.Mask, RefLogp: b.Ref}, cfg)
+	if err != nil {
+		return res, err
+	}
+	a.backward(g, b, grad, part.Weight)
+	return res, nil
+}
+
+// forwardBatch is a set of completions laid out as [n, maxLen] batches,
+// with the forward passes that backward needs.
+type forwardBatch struct {
+	Completions          []*Completion
+	Logp, Old, Mask, Ref tensor.Batch[float64]
+	passes               [][]*policy.Pass
+}
+
+// forward evaluates the current policy (and the reference, if withRef) on
+// every token of cs.
+func (a *Agent) forward(cs []*Completion, withRef bool) *forwardBatch {
+	n := len(cs)
+	mk := func() tensor.Batch[float64] { return tensor.MustNew[float64](n, maxLen) }
+	b := &forwardBatch{Completions: cs, Logp: mk(), Old: mk(), Mask: mk(), passes: make([][]*policy.Pass, n)}
+	if withRef {
+		b.Ref = mk()
+	}
+	refPass := a.Ref.NewPass()
+	for i, c := range cs {
+		b.passes[i] = make([]*policy.Pass, len(c.Tokens))
+		for t, tok := range c.Tokens {
+			a.feats = features(a.feats, c.Prompt, c.Tokens[:t])
+			p := a.Model.NewPass()
+			a.Model.Forward(p, a.feats)
+			b.passes[i][t] = p
+			k := i*maxLen + t
+			b.Logp.Data[k] = math.Log(p.P[tok])
+			b.Old.Data[k] = c.Logp[t]
+			b.Mask.Data[k] = 1
+			if withRef {
+				a.Ref.Forward(refPass, a.feats)
+				b.Ref.Data[k] = math.Log(refPass.P[tok])
+			}
+		}
+	}
+	return b
+}
+
+// backward adds scale·dL/dθ to g, given dL/dlogp per token of b.
+func (a *Agent) backward(g *policy.Grads, b *forwardBatch, grad []float64, scale float64) {
+	for i, c := range b.Completions {
+		for t, tok := range c.Tokens {
+			a.Model.BackwardLogp(g, b.passes[i][t], tok, scale*grad[i*maxLen+t], a.scratch)
+		}
+	}
+}
