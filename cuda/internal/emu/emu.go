@@ -57,18 +57,25 @@ import (
 	"unsafe"
 )
 
-//go:embed shim.h
+// The shim and the launcher are compiled into the kernel library, not
+// into this package: they live where cgo does not look.
+//
+//go:embed csrc/shim.h
 var shim string
 
-//go:embed launcher.cc
+//go:embed csrc/launcher.cc
 var launcher string
 
 // Library is a compiled set of kernels.
 type Library struct {
 	handle unsafe.Pointer
 	launch unsafe.Pointer
-	mu     sync.Mutex
 }
+
+// launchMu serialises launches: the emulator's scheduler state is global
+// to the process, and dlopen gives every Library of the same sources the
+// same copy of it.
+var launchMu sync.Mutex
 
 var kernelName = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
 
@@ -157,7 +164,9 @@ func build(dir, lib string, names []string, sources map[string]string) error {
 		units = append(units, u)
 	}
 	// -ffp-contract=off: no fused multiply-adds, as the PTX is compiled.
-	args := append([]string{"-std=c++17", "-O2", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-o", "kernels.so"}, units...)
+	// Hidden symbols and -Bsymbolic keep the library's names its own.
+	args := append([]string{"-std=c++17", "-O2", "-ffp-contract=off", "-fPIC", "-fvisibility=hidden",
+		"-shared", "-Wl,-Bsymbolic", "-o", "kernels.so"}, units...)
 	cmd := exec.Command("g++", args...)
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -176,8 +185,8 @@ func build(dir, lib string, names []string, sources map[string]string) error {
 // Launch runs kernel name on a grid of gx·gy·gz blocks of block threads
 // with the given parameter words, and returns when it has finished.
 func (l *Library) Launch(name string, gx, gy, gz, block int, args []uint64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	launchMu.Lock()
+	defer launchMu.Unlock()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	argv := (*C.uint64_t)(C.malloc(C.size_t(8 * max(len(args), 1))))

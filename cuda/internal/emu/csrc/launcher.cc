@@ -100,7 +100,7 @@ static bool run_block(int n) {
 // emu_launch runs kernel name on a grid of gx·gy·gz blocks of bx threads
 // with the given parameter words. It returns 0, or −1 with a message in
 // err.
-extern "C" int emu_launch(const char* name, long long gx, long long gy, long long gz, long long bx,
+extern "C" __attribute__((visibility("default"))) int emu_launch(const char* name, long long gx, long long gy, long long gz, long long bx,
                           const uint64_t* argv, int nargs, char* err, int errlen) {
 	auto it = registry().find(name);
 	if (it == registry().end()) {
