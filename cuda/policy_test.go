@@ -328,29 +328,18 @@ func TestPolicyLossErrors(t *testing.T) {
 		{name: "token-count", prep: func(_ *ppo.Inputs[float32], cfg *ppo.Config) { cfg.TokenCount = 3 }},
 		{name: "seq-count", prep: func(_ *ppo.Inputs[float32], cfg *ppo.Config) { cfg.Mode, cfg.SeqCount = ppo.SeqMeanTokenSum, 2 }},
 		{name: "overflow", prep: func(in *ppo.Inputs[float32], cfg *ppo.Config) {
-			j := valid(*in, 3)
-			cfg.Mode = ppo.TokenSum
-			in.Advantages.Set(3, j, 3e38)
-			in.OldLogp.Set(3, j, in.Logp.At(3, j)-float32(math.Log(1.15)))
+			overflowAt(in, cfg, 3, valid(*in, 3))
 		}},
 		{name: "overflow-after-input", prep: func(in *ppo.Inputs[float32], cfg *ppo.Config) {
 			// Within one CPU block of 256 tokens the input is found first.
-			cfg.Mode = ppo.TokenSum
-			in.Mask.Set(3, 0, 1)
+			overflowAt(in, cfg, 3, 0)
 			in.Mask.Set(3, 200, 1)
-			in.Logp.Set(3, 0, -1)
-			in.Advantages.Set(3, 0, 3e38)
-			in.OldLogp.Set(3, 0, in.Logp.At(3, 0)-float32(math.Log(1.15)))
 			in.Logp.Set(3, 200, nan)
 		}},
 		{name: "overflow-before-later-input", prep: func(in *ppo.Inputs[float32], cfg *ppo.Config) {
 			// ppo finishes a block of 256 tokens before it looks at the next.
-			cfg.Mode = ppo.TokenSum
-			in.Mask.Set(3, 0, 1)
+			overflowAt(in, cfg, 3, 0)
 			in.Mask.Set(3, 300, 1)
-			in.Logp.Set(3, 0, -1)
-			in.Advantages.Set(3, 0, 3e38)
-			in.OldLogp.Set(3, 0, in.Logp.At(3, 0)-float32(math.Log(1.15)))
 			in.Logp.Set(3, 300, nan)
 		}},
 		{name: "gspo-nan", prep: func(in *ppo.Inputs[float32], cfg *ppo.Config) {
@@ -377,6 +366,17 @@ func TestPolicyLossErrors(t *testing.T) {
 			sameError(t, got, want)
 		})
 	}
+}
+
+// overflowAt makes token (b, t) valid with an unclipped ratio of 1.15 and
+// an advantage of 3e38, so that its gradient under TokenSum overflows
+// float32.
+func overflowAt(in *ppo.Inputs[float32], cfg *ppo.Config, b, t int) {
+	cfg.Mode = ppo.TokenSum
+	in.Mask.Set(b, t, 1)
+	in.Logp.Set(b, t, -1)
+	in.Advantages.Set(b, t, 3e38)
+	in.OldLogp.Set(b, t, -1-float32(math.Log(1.15)))
 }
 
 func TestPolicyLossArguments(t *testing.T) {

@@ -54,85 +54,34 @@ __device__ __forceinline__ i64 max_i64(i64 a, i64 b) { return a > b ? a : b; }
 __device__ __forceinline__ u64 min_u64(u64 a, u64 b) { return a < b ? a : b; }
 __device__ __forceinline__ double max_f64(double a, double b) { return a > b ? a : b; }
 
-// block_sum_f64 returns the sum of v over the block to every thread: a
-// binary tree over shared memory, the same order on every run.
-__device__ double block_sum_f64(double v, double* sh) {
+// Reductions across a block.
+#define OP_SUM 0
+#define OP_MIN 1
+#define OP_MAX 2
+
+template <int OP, typename T> __device__ __forceinline__ T combine(T a, T b) {
+	return OP == OP_SUM ? a + b : OP == OP_MIN ? (a < b ? a : b) : (a > b ? a : b);
+}
+
+// block_reduce returns to every thread v combined over the block by OP: a
+// binary tree over shared memory (THREADS elements), the same order on
+// every run.
+template <int OP, typename T> __device__ T block_reduce(T v, T* sh) {
 	unsigned tid = threadIdx.x;
 	sh[tid] = v;
 	__syncthreads();
 	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] += sh[tid + s];
+		if (tid < s) sh[tid] = combine<OP>(sh[tid], sh[tid + s]);
 		__syncthreads();
 	}
-	double r = sh[0];
+	T r = sh[0];
 	__syncthreads();
 	return r;
 }
 
-__device__ double block_max_f64(double v, double* sh) {
-	unsigned tid = threadIdx.x;
-	sh[tid] = v;
-	__syncthreads();
-	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] = max_f64(sh[tid], sh[tid + s]);
-		__syncthreads();
-	}
-	double r = sh[0];
-	__syncthreads();
-	return r;
-}
-
-__device__ i64 block_sum_i64(i64 v, i64* sh) {
-	unsigned tid = threadIdx.x;
-	sh[tid] = v;
-	__syncthreads();
-	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] += sh[tid + s];
-		__syncthreads();
-	}
-	i64 r = sh[0];
-	__syncthreads();
-	return r;
-}
-
-__device__ i64 block_min_i64(i64 v, i64* sh) {
-	unsigned tid = threadIdx.x;
-	sh[tid] = v;
-	__syncthreads();
-	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] = min_i64(sh[tid], sh[tid + s]);
-		__syncthreads();
-	}
-	i64 r = sh[0];
-	__syncthreads();
-	return r;
-}
-
-__device__ i64 block_max_i64(i64 v, i64* sh) {
-	unsigned tid = threadIdx.x;
-	sh[tid] = v;
-	__syncthreads();
-	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] = max_i64(sh[tid], sh[tid + s]);
-		__syncthreads();
-	}
-	i64 r = sh[0];
-	__syncthreads();
-	return r;
-}
-
-__device__ u64 block_min_u64(u64 v, u64* sh) {
-	unsigned tid = threadIdx.x;
-	sh[tid] = v;
-	__syncthreads();
-	for (unsigned s = THREADS / 2; s > 0; s >>= 1) {
-		if (tid < s) sh[tid] = min_u64(sh[tid], sh[tid + s]);
-		__syncthreads();
-	}
-	u64 r = sh[0];
-	__syncthreads();
-	return r;
-}
+template <typename T> __device__ __forceinline__ T block_sum(T v, T* sh) { return block_reduce<OP_SUM>(v, sh); }
+template <typename T> __device__ __forceinline__ T block_min(T v, T* sh) { return block_reduce<OP_MIN>(v, sh); }
+template <typename T> __device__ __forceinline__ T block_max(T v, T* sh) { return block_reduce<OP_MAX>(v, sh); }
 
 // block_exclusive_scan returns the sum of v over the threads before this
 // one and sets *total to the sum over the block (Hillis–Steele over shared
@@ -157,7 +106,7 @@ __device__ i64 block_exclusive_scan(i64 v, i64* sh, i64* total) {
 // its own smallest key; thread 0 stores the row's and lowers *first_row to b
 // if the row has one.
 __device__ void report_row(u64 key, u64* sh, i64 b, u64* rowbad, u64* first_row) {
-	key = block_min_u64(key, sh);
+	key = block_min(key, sh);
 	if (threadIdx.x == 0) {
 		rowbad[b] = key;
 		if (key != NO_PROBLEM) atomicMin(first_row, (u64)b);

@@ -130,12 +130,25 @@ union scratch {
 	u64 u[THREADS];
 };
 
+// emit stores a valid token's advantage a and return a + v in the tile in
+// float32, adds it to the row's whitening sums, and records overflow (the
+// key of an overflow at this token) if either is not finite.
+__device__ __forceinline__ void emit(double a, double v, float* sr, float* sv, int j, u64 overflow, u64* key,
+                                     i64* n, double* sum) {
+	float fa = (float)a, fr = (float)(a + v);
+	if (!isfinite(fa) || !isfinite(fr)) *key = min_u64(*key, overflow);
+	sr[j] = fa;
+	sv[j] = fr;
+	(*n)++;
+	*sum += (double)fa;
+}
+
 // finish_row reduces the per-thread whitening sums and problem keys of row
 // b.
 __device__ void finish_row(i64 n, double sum, u64 key, i64 b, i64* rown, double* rowsum, u64* rowbad,
                            gae_status* st, scratch* sh) {
-	n = block_sum_i64(n, sh->i);
-	sum = block_sum_f64(sum, sh->d);
+	n = block_sum(n, sh->i);
+	sum = block_sum(sum, sh->d);
 	if (threadIdx.x == 0) {
 		rown[b] = n;
 		rowsum[b] = sum;
@@ -198,12 +211,7 @@ extern "C" __global__ void gae_token(const float* rewards, const float* values, 
 			}
 			double vt = sv[j];
 			double a = (double)sr[j] + g * nv - vt + gl * na;
-			float fa = (float)a, fr = (float)(a + vt);
-			if (!isfinite(fa) || !isfinite(fr)) key = min_u64(key, problem_key(0, 1, t, BAD_OVERFLOW));
-			sr[j] = fa;
-			sv[j] = fr;
-			n++;
-			sum += (double)fa;
+			emit(a, vt, sr, sv, j, problem_key(0, 1, t, BAD_OVERFLOW), &key, &n, &sum);
 			nv = vt;
 			na = a;
 		}
@@ -318,12 +326,7 @@ extern "C" __global__ void gae_bilevel(const float* rewards, const float* values
 			} else {
 				a = (double)sr[j] + gt * nv - vt + glt * na;
 			}
-			float fa = (float)a, fr = (float)(a + vt);
-			if (!isfinite(fa) || !isfinite(fr)) key = min_u64(key, problem_key(0, 2, t, BAD_OVERFLOW));
-			sr[j] = fa;
-			sv[j] = fr;
-			n++;
-			sum += (double)fa;
+			emit(a, vt, sr, sv, j, problem_key(0, 2, t, BAD_OVERFLOW), &key, &n, &sum);
 			nv = vt;
 			na = a;
 		}
@@ -342,7 +345,7 @@ extern "C" __global__ void gae_bilevel(const float* rewards, const float* values
 	}
 	// The last valid token must end a turn; otherwise its final tokens form
 	// a turn with no end marker.
-	last = block_max_i64(last, sh.i);
+	last = block_max(last, sh.i);
 	if (threadIdx.x == 0 && last >= 0 && ends[row + last] != 1.0f) {
 		key = min_u64(key, problem_key(0, 1, last, BAD_NO_END));
 	}
@@ -360,8 +363,8 @@ extern "C" __global__ void gae_whiten_mean(const i64* rown, const double* rowsum
 		n += rown[b];
 		sum += rowsum[b];
 	}
-	n = block_sum_i64(n, shi);
-	sum = block_sum_f64(sum, shd);
+	n = block_sum(n, shi);
+	sum = block_sum(sum, shd);
 	if (threadIdx.x == 0) {
 		st->n = n;
 		st->mean = n > 0 ? sum / (double)n : 0;
@@ -383,7 +386,7 @@ extern "C" __global__ void gae_whiten_squares(const float* adv, const float* mas
 		double d = (double)adv[i] - mean;
 		ss += d * d;
 	}
-	ss = block_sum_f64(ss, shd);
+	ss = block_sum(ss, shd);
 	if (threadIdx.x == 0) part[blockIdx.x] = ss;
 }
 
@@ -393,7 +396,7 @@ extern "C" __global__ void gae_whiten_scale(const double* part, i64 parts, gae_s
 	__shared__ double shd[THREADS];
 	double ss = 0;
 	for (i64 k = threadIdx.x; k < parts; k += THREADS) ss += part[k];
-	ss = block_sum_f64(ss, shd);
+	ss = block_sum(ss, shd);
 	if (threadIdx.x == 0) {
 		i64 n = st->n;
 		double var = n > 1 ? ss / (double)(n - 1) : 0;

@@ -45,16 +45,16 @@ extern "C" __global__ void grpo_partial(const float* r, i64 n, i64 per, double* 
 		unequal |= v != first;
 		sum += v;
 	}
-	sum = block_sum_f64(sum, shd);
-	bad = block_min_i64(bad, shi);
-	unequal = block_max_i64(unequal, shi);
+	sum = block_sum(sum, shd);
+	bad = block_min(bad, shi);
+	unequal = block_max(unequal, shi);
 	double mean = sum / (double)(hi - lo);
 	double ss = 0;
 	for (i64 i = lo + threadIdx.x; i < hi; i += THREADS) {
 		double d = (double)r[i] - mean;
 		ss += d * d;
 	}
-	ss = block_sum_f64(ss, shd);
+	ss = block_sum(ss, shd);
 	if (threadIdx.x == 0) {
 		double* out = part + 3 * (i64)blockIdx.x;
 		out[0] = sum;
@@ -78,8 +78,8 @@ extern "C" __global__ void grpo_combine(const double* part, i64 parts, i64 n, i6
 		sum += part[3 * k];
 		unequal |= part[3 * k + 2] == 0;
 	}
-	sum = block_sum_f64(sum, shd);
-	unequal = block_max_i64(unequal, shi);
+	sum = block_sum(sum, shd);
+	unequal = block_max(unequal, shi);
 	double mean = sum / (double)n;
 	double ss = 0;
 	for (i64 k = threadIdx.x; k < parts; k += THREADS) {
@@ -87,7 +87,7 @@ extern "C" __global__ void grpo_combine(const double* part, i64 parts, i64 n, i6
 		double d = part[3 * k] / nk - mean;
 		ss += part[3 * k + 1] + nk * d * d;
 	}
-	ss = block_sum_f64(ss, shd);
+	ss = block_sum(ss, shd);
 	if (threadIdx.x == 0) {
 		st->mean = mean;
 		st->std_pop = unequal ? sqrt(ss / (double)n) : 0;

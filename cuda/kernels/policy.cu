@@ -152,11 +152,36 @@ __device__ __forceinline__ double behave_weight(double x, double cap_at, double 
 	return w;
 }
 
+// kl_estimate returns Schulman's estimator est (1: k1 = x, 2: k2 = x²/2,
+// 3: k3 = e^{−x} + x − 1) of x = logp − ref_logp and sets *dk to its
+// derivative. k3 is clamped at kl_clamp (+Inf: off) with no gradient where
+// the clamp binds: from above, as ppo's token-level loop does, or on both
+// sides (both), as its sequence-level path does. (e^{−x} here is bit for
+// bit ppo's e^{ref − logp}: negation is exact.)
+__device__ __forceinline__ double kl_estimate(i64 est, double x, double kl_clamp, bool both, double* dk) {
+	if (est == 1) {
+		*dk = 1;
+		return x;
+	}
+	if (est == 2) {
+		*dk = x;
+		return 0.5 * x * x;
+	}
+	double e = exp(-x);
+	double v = e + x - 1;
+	*dk = 1 - e;
+	if (v > kl_clamp || (both && v < -kl_clamp)) {
+		*dk = 0;
+		return copysign(kl_clamp, v);
+	}
+	return v;
+}
+
 // block_partials reduces the thread accumulators acc[0..NP) of the block
 // into out[0..NP) (thread 0 writes), P_BEHAVE_MAX by maximum.
 __device__ void block_partials(double* acc, double* sh, double* out) {
 	for (int k = 0; k < NP; k++) {
-		double v = k == P_BEHAVE_MAX ? block_max_f64(acc[k], sh) : block_sum_f64(acc[k], sh);
+		double v = k == P_BEHAVE_MAX ? block_max(acc[k], sh) : block_sum(acc[k], sh);
 		if (threadIdx.x == 0) out[k] = v;
 	}
 }
@@ -196,10 +221,10 @@ extern "C" __global__ void policy_rows(const float* mask, const float* logp, con
 			badMask = min_i64(badMask, t);
 		}
 	}
-	n = block_sum_i64(n, shi);
-	badMask = block_min_i64(badMask, shi);
-	sum = block_sum_f64(sum, shd);
-	key = block_min_u64(key, shu);
+	n = block_sum(n, shi);
+	badMask = block_min(badMask, shi);
+	sum = block_sum(sum, shd);
+	key = block_min(key, shu);
 	if (threadIdx.x == 0) {
 		rowlen[b] = n;
 		rowmask[b] = badMask;
@@ -224,9 +249,9 @@ extern "C" __global__ void policy_coef(const i64* rowlen, const i64* rowmask, i6
 		seqs += n > 0;
 		if (rowmask[b] < T) maskRow = min_i64(maskRow, b);
 	}
-	total = block_sum_i64(total, shi);
-	seqs = block_sum_i64(seqs, shi);
-	maskRow = block_min_i64(maskRow, shi);
+	total = block_sum(total, shi);
+	seqs = block_sum(seqs, shi);
+	maskRow = block_min(maskRow, shi);
 	if (threadIdx.x == 0) {
 		i64 err = 0;
 		double bprime = (double)seqs;
@@ -337,24 +362,8 @@ extern "C" __global__ void policy_tokens(const float* logp, const float* old, co
 		acc[P_POLICY] += loss * wt;
 		double dl = -a * ratio * g * wt;
 		if (ref) {
-			double x = l - r;
-			double kv, dk;
-			if (kl_est == 1) {
-				kv = x;
-				dk = 1;
-			} else if (kl_est == 2) {
-				kv = 0.5 * x * x;
-				dk = x;
-			} else {
-				double e = exp(r - l);
-				kv = e + x - 1;
-				dk = 1 - e;
-				if (kv > kl_clamp) {
-					kv = kl_clamp;
-					dk = 0;
-				}
-			}
-			acc[P_KL] += kv;
+			double dk;
+			acc[P_KL] += kl_estimate(kl_est, l - r, kl_clamp, false, &dk);
 			dl += beta * dk;
 		}
 		// + 0 turns the −0 of a clipped token into +0, as ppo does.
@@ -434,26 +443,7 @@ extern "C" __global__ void policy_seq_tokens(const float* logp, const float* old
 		acc[P_POLICY] += loss * wt;
 		acc[P_DLDS] -= a * g * wt;
 		double dk = 0;
-		if (ref) {
-			double x = (double)logp[i] - (double)ref[i];
-			double kv;
-			if (kl_est == 1) {
-				kv = x;
-				dk = 1;
-			} else if (kl_est == 2) {
-				kv = 0.5 * x * x;
-				dk = x;
-			} else {
-				double e = exp(-x);
-				kv = e + x - 1;
-				dk = 1 - e;
-				if (kl_clamp > 0 && (kv > kl_clamp || kv < -kl_clamp)) {
-					kv = copysign(kl_clamp, kv);
-					dk = 0;
-				}
-			}
-			acc[P_KL] += kv;
-		}
+		if (ref) acc[P_KL] += kl_estimate(kl_est, (double)logp[i] - (double)ref[i], kl_clamp, true, &dk);
 		grad[i] = (float)(c * beta * dk);
 	}
 	acc[P_HIGH] = (double)high;
@@ -544,18 +534,18 @@ extern "C" __global__ void policy_reduce(i64 B, i64 chunks, i64 seq, double clam
 		dual += (i64)row[P_DUAL];
 		capped += (i64)row[P_CAPPED];
 	}
-	policy = block_sum_f64(policy, shd);
-	klw = block_sum_f64(klw, shd);
-	kl = block_sum_f64(kl, shd);
-	ratio = block_sum_f64(ratio, shd);
-	negDelta = block_sum_f64(negDelta, shd);
-	behave = block_sum_f64(behave, shd);
-	behaveMax = block_max_f64(behaveMax, shd);
-	high = block_sum_i64(high, shi);
-	low = block_sum_i64(low, shi);
-	dual = block_sum_i64(dual, shi);
-	capped = block_sum_i64(capped, shi);
-	badRow = block_min_i64(badRow, shi);
+	policy = block_sum(policy, shd);
+	klw = block_sum(klw, shd);
+	kl = block_sum(kl, shd);
+	ratio = block_sum(ratio, shd);
+	negDelta = block_sum(negDelta, shd);
+	behave = block_sum(behave, shd);
+	behaveMax = block_max(behaveMax, shd);
+	high = block_sum(high, shi);
+	low = block_sum(low, shi);
+	dual = block_sum(dual, shi);
+	capped = block_sum(capped, shi);
+	badRow = block_min(badRow, shi);
 	if (threadIdx.x == 0) {
 		st->policy = policy;
 		st->kl_weighted = klw;

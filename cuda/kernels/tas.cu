@@ -39,8 +39,8 @@ extern "C" __global__ void tas_weights(const float* mask, float* dst, i64 T, dou
 			bad = min_i64(bad, t);
 		}
 	}
-	n = block_sum_i64(n, shi);
-	bad = block_min_i64(bad, shi);
+	n = block_sum(n, shi);
+	bad = block_min(bad, shi);
 	if (bad < T) {
 		report_row(problem_key(0, 0, bad, BAD_MASK), shu, b, rowbad, &st->bad_row);
 		return; // the whole block: bad is the same in every thread

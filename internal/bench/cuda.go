@@ -88,104 +88,79 @@ func roundTrip(in, out []resident) Iteration {
 	}
 }
 
-func cudaPolicyLoss(d *benchdata.Batch) (Iteration, Iteration, error) {
+// setupOn uploads inputs, allocates n outputs of the batch's shape, and
+// returns the call run makes of them with the round trip of their data.
+func setupOn(d *benchdata.Batch, inputs []tensor.Batch[float32], n int,
+	run func(c *cuda.Context, in, out []*cuda.Buffer) Iteration) (Iteration, Iteration, error) {
 	c, err := openDevice()
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := uploads(c, d.Logp, d.OldLogp, d.Advantages, d.Mask, d.RefLogp)
+	in, err := uploads(c, inputs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := outputs(c, d.Shape.B, d.Shape.T, 1)
+	out, err := outputs(c, d.Shape.B, d.Shape.T, n)
 	if err != nil {
 		return nil, nil, err
 	}
+	devs := func(rs []resident) []*cuda.Buffer {
+		bufs := make([]*cuda.Buffer, len(rs))
+		for i, r := range rs {
+			bufs[i] = r.dev
+		}
+		return bufs
+	}
+	return run(c, devs(in), devs(out)), roundTrip(in, out), nil
+}
+
+func cudaPolicyLoss(d *benchdata.Batch) (Iteration, Iteration, error) {
 	cfg := PolicyLossConfig()
-	dev := cuda.PolicyInputs{Logp: in[0].dev, OldLogp: in[1].dev, Advantages: in[2].dev, Mask: in[3].dev, RefLogp: in[4].dev}
-	return func() error {
-		_, err := c.PolicyLoss(out[0].dev, dev, cfg)
-		return err
-	}, roundTrip(in, out), nil
+	return setupOn(d, []tensor.Batch[float32]{d.Logp, d.OldLogp, d.Advantages, d.Mask, d.RefLogp}, 1,
+		func(c *cuda.Context, in, out []*cuda.Buffer) Iteration {
+			dev := cuda.PolicyInputs{Logp: in[0], OldLogp: in[1], Advantages: in[2], Mask: in[3], RefLogp: in[4]}
+			return func() error {
+				_, err := c.PolicyLoss(out[0], dev, cfg)
+				return err
+			}
+		})
 }
 
 func cudaGAE(d *benchdata.Batch) (Iteration, Iteration, error) {
-	c, err := openDevice()
-	if err != nil {
-		return nil, nil, err
-	}
-	in, err := uploads(c, d.Rewards, d.Values, d.Mask)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := outputs(c, d.Shape.B, d.Shape.T, 2)
-	if err != nil {
-		return nil, nil, err
-	}
 	cfg := GAEConfig()
-	return func() error {
-		return c.GAE(out[0].dev, out[1].dev, in[0].dev, in[1].dev, in[2].dev, cfg)
-	}, roundTrip(in, out), nil
+	return setupOn(d, []tensor.Batch[float32]{d.Rewards, d.Values, d.Mask}, 2,
+		func(c *cuda.Context, in, out []*cuda.Buffer) Iteration {
+			return func() error { return c.GAE(out[0], out[1], in[0], in[1], in[2], cfg) }
+		})
 }
 
 func cudaBiLevel(d *benchdata.Batch) (Iteration, Iteration, error) {
-	c, err := openDevice()
-	if err != nil {
-		return nil, nil, err
-	}
+	cfg := BiLevelConfig()
 	ends, err := TurnEnds(d, TurnLength)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := uploads(c, d.Rewards, d.Values, d.Mask, ends)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := outputs(c, d.Shape.B, d.Shape.T, 2)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := BiLevelConfig()
-	return func() error {
-		return c.BiLevelGAE(out[0].dev, out[1].dev, in[0].dev, in[1].dev, in[2].dev, in[3].dev, cfg)
-	}, roundTrip(in, out), nil
+	return setupOn(d, []tensor.Batch[float32]{d.Rewards, d.Values, d.Mask, ends}, 2,
+		func(c *cuda.Context, in, out []*cuda.Buffer) Iteration {
+			return func() error { return c.BiLevelGAE(out[0], out[1], in[0], in[1], in[2], in[3], cfg) }
+		})
 }
 
 func cudaGroupAdvantages(d *benchdata.Batch) (Iteration, Iteration, error) {
-	c, err := openDevice()
-	if err != nil {
-		return nil, nil, err
-	}
-	in, err := uploads(c, d.Rewards)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := outputs(c, d.Shape.B, d.Shape.T, 1)
-	if err != nil {
-		return nil, nil, err
-	}
 	cfg := grpo.DefaultConfig()
-	return func() error {
-		_, err := c.GroupAdvantages(out[0].dev, in[0].dev, GroupSize, cfg)
-		return err
-	}, roundTrip(in, out), nil
+	return setupOn(d, []tensor.Batch[float32]{d.Rewards}, 1,
+		func(c *cuda.Context, in, out []*cuda.Buffer) Iteration {
+			return func() error {
+				_, err := c.GroupAdvantages(out[0], in[0], GroupSize, cfg)
+				return err
+			}
+		})
 }
 
 func cudaTASWeights(d *benchdata.Batch) (Iteration, Iteration, error) {
-	c, err := openDevice()
-	if err != nil {
-		return nil, nil, err
-	}
-	in, err := uploads(c, d.Mask)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := outputs(c, d.Shape.B, d.Shape.T, 1)
-	if err != nil {
-		return nil, nil, err
-	}
 	cfg := tas.DefaultConfig()
-	return func() error {
-		return c.TASWeights(out[0].dev, in[0].dev, cfg)
-	}, roundTrip(in, out), nil
+	return setupOn(d, []tensor.Batch[float32]{d.Mask}, 1,
+		func(c *cuda.Context, in, out []*cuda.Buffer) Iteration {
+			return func() error { return c.TASWeights(out[0], in[0], cfg) }
+		})
 }
