@@ -1,0 +1,23 @@
+package cuda
+
+import "errors"
+
+// ErrUnavailable is returned by every entry point of a build without the
+// cuda build tag: the GPU path is not compiled in. Callers fall back to
+// the CPU packages.
+var ErrUnavailable = errors.New("cuda: not available: built without the cuda build tag")
+
+// ErrClosed is returned by the methods of a closed Context and of its
+// Buffers.
+var ErrClosed = errors.New("cuda: context closed")
+
+// PolicyInputs are the device arrays of one policy-loss call, the
+// counterpart of ppo.Inputs: all [B, T], all on the same Context. Values at
+// mask-0 positions are never read.
+type PolicyInputs struct {
+	// Logp, OldLogp, Advantages and Mask are required.
+	Logp, OldLogp, Advantages, Mask *Buffer
+	// ProxLogp (decoupled PPO), RefLogp (KL term) and TokenWeights (TAS,
+	// APPO, any weighting ≥ 0) are optional: nil when absent.
+	ProxLogp, RefLogp, TokenWeights *Buffer
+}

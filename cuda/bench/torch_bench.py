@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""PyTorch baselines for rlpost's CUDA kernels, measured on the same GPU.
+
+Three numbers, one JSON line each, to set against the Go benchmarks of
+package cuda (`cuda.test -test.bench .`, see cuda/README.md):
+
+  policy_loss  the loss of `rlpost bench -op policy_loss` (token-mean, clip
+               0.2/0.28, dual clip 3, log-ratio clamp 20, k3 KL to a
+               reference with coefficient 0.001), forward and backward
+               through autograd in PyTorch eager mode, as verl computes it;
+  gae          token GAE (gamma 1, lambda 0.95) as verl's
+               compute_gae_advantage_return does it: a Python loop over the
+               T positions, each step a handful of [B] tensor ops, with the
+               multi-turn mask handled as verl's masked variant does
+               (mask-0 tokens carry the next value and advantage through);
+  copy         the device's achievable memory bandwidth: a large
+               device-to-device copy (read + write), the yardstick for
+               "percent of memory bandwidth".
+
+Times are medians over --iters timed calls after two warm-up calls, with
+torch.cuda.synchronize() around each; ns_per_token is over all B*T
+positions, as `rlpost bench` reports it. The batch is drawn like rlpost's
+bench batch (prefix mask with lengths in [T/2, T], log-probs around -1 with
+differences of about 0.1), from torch's generator, so the values differ
+but the work is the same.
+
+Usage: python3 torch_bench.py [--B 512] [--T 8192] [--iters 20]
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def timed(fn, iters):
+    """Median seconds of fn() over iters calls, after two warm-up calls."""
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def batch(B, T, device, gen):
+    lengths = torch.randint(T // 2, T + 1, (B,), generator=gen, device="cpu")
+    pos = torch.arange(T).unsqueeze(0)
+    mask = (pos < lengths.unsqueeze(1)).float().to(device)
+    logp = (-1 + 0.5 * torch.randn(B, T, generator=gen)).to(device)
+    old = logp + 0.1 * torch.randn(B, T, generator=gen).to(device)
+    ref = logp + 0.1 * torch.randn(B, T, generator=gen).to(device)
+    adv = torch.randn(B, 1, generator=gen).expand(B, T).contiguous().to(device)
+    rewards = torch.randn(B, T, generator=gen).to(device)
+    values = torch.randn(B, T, generator=gen).to(device)
+    return mask, logp, old, ref, adv, rewards, values
+
+
+def policy_loss(logp, old, ref, adv, mask, clip_low=0.2, clip_high=0.28, dual=3.0, clamp=20.0, beta=0.001):
+    """The clipped surrogate with dual clip and a k3 KL term, token-mean."""
+    neg_kl = torch.clamp(logp - old, -clamp, clamp)
+    ratio = torch.exp(neg_kl)
+    loss1 = -adv * ratio
+    loss2 = -adv * torch.clamp(ratio, 1 - clip_low, 1 + clip_high)
+    clipped = torch.maximum(loss1, loss2)
+    loss3 = -adv * dual
+    pg = torch.where(adv < 0, torch.minimum(loss3, clipped), clipped)
+    x = logp - ref
+    kl = torch.exp(-x) + x - 1
+    per_token = pg + beta * kl
+    n = mask.sum()
+    return (per_token * mask).sum() / n
+
+
+def gae_loop(rewards, values, mask, gamma=1.0, lam=0.95):
+    """verl-style GAE: a Python loop over positions, masked tokens skipped."""
+    B, T = rewards.shape
+    nextvalues = torch.zeros(B, device=rewards.device)
+    lastgaelam = torch.zeros(B, device=rewards.device)
+    reversed_adv = []
+    for t in reversed(range(T)):
+        delta = rewards[:, t] + gamma * nextvalues - values[:, t]
+        gaelam = delta + gamma * lam * lastgaelam
+        m = mask[:, t]
+        nextvalues = values[:, t] * m + (1 - m) * nextvalues
+        lastgaelam = gaelam * m + (1 - m) * lastgaelam
+        reversed_adv.append(lastgaelam)
+    adv = torch.stack(reversed_adv[::-1], dim=1) * mask
+    returns = (adv + values) * mask
+    return adv, returns
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--B", type=int, default=512)
+    ap.add_argument("--T", type=int, default=8192)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--gae-iters", type=int, default=3, help="timed calls of the (slow) GAE loop")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("torch sees no CUDA device")
+    device = torch.device("cuda")
+    gen = torch.Generator().manual_seed(1)
+    mask, logp, old, ref, adv, rewards, values = batch(args.B, args.T, device, gen)
+    n = args.B * args.T
+    common = {"B": args.B, "T": args.T, "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+
+    leaf = logp.clone().requires_grad_(True)
+
+    def loss_step():
+        leaf.grad = None
+        policy_loss(leaf, old, ref, adv, mask).backward()
+
+    s = timed(loss_step, args.iters)
+    print(json.dumps({"op": "policy_loss", "impl": "torch eager, forward + backward", **common,
+                      "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
+
+    s = timed(lambda: gae_loop(rewards, values, mask), args.gae_iters)
+    print(json.dumps({"op": "gae", "impl": "verl-style Python loop", **common,
+                      "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
+
+    src = torch.empty(1 << 28, dtype=torch.float32, device=device)  # 1 GiB
+    dst = torch.empty_like(src)
+    s = timed(lambda: dst.copy_(src), args.iters)
+    print(json.dumps({"op": "copy", "impl": "device-to-device copy of 1 GiB", **common,
+                      "GB_per_s": 2 * src.numel() * 4 / s / 1e9}))
+
+
+if __name__ == "__main__":
+    main()

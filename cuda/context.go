@@ -1,0 +1,395 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Available reports whether this build has the GPU path (the cuda build
+// tag, or the cudaemu emulator).
+func Available() bool { return true }
+
+// Sizes the kernels are compiled for (kernels/common.cuh).
+const (
+	threads   = 256  // THREADS: the block size of every kernel
+	lossChunk = 1024 // LOSS_CHUNK: tokens per block of the loss kernels
+	maxT      = 1 << 30
+	noProblem = math.MaxUint64 // NO_PROBLEM
+)
+
+// devptr is a device address.
+type devptr uint64
+
+// backend is the driver under a Context: the CUDA driver (cuda tag) or the
+// CPU emulator (cudaemu tag). Its methods run on the Context's worker
+// goroutine only. Every launch uses blocks of threads threads and is
+// ordered after the calls before it; download returns when the data has
+// arrived.
+type backend interface {
+	device() string
+	alloc(n int64) (devptr, error)
+	free(p devptr) error
+	upload(dst devptr, src unsafe.Pointer, n int64) error
+	download(dst unsafe.Pointer, src devptr, n int64) error
+	memset(dst devptr, b byte, n int64) error
+	launch(kernel string, blocks int, args []uint64) error
+	close() error
+}
+
+// Context is a GPU device context. Every driver call runs on one goroutine
+// locked to an OS thread, which owns the driver's context; the methods are
+// safe for concurrent use and run one at a time. Close releases the
+// device.
+type Context struct {
+	mu     sync.Mutex
+	work   chan func() error
+	res    chan error
+	closed bool
+	name   string
+
+	// Owned by the worker goroutine.
+	be        backend
+	arena     devptr // scratch memory of the ops, grown on demand
+	arenaSize int64
+	args      args
+}
+
+// Open creates a Context on device ordinal (0 is the first GPU).
+func Open(ordinal int) (*Context, error) {
+	if ordinal < 0 {
+		return nil, fmt.Errorf("cuda: device %d: the ordinal must be ≥ 0", ordinal)
+	}
+	c := &Context{work: make(chan func() error), res: make(chan error)}
+	ready := make(chan error)
+	go c.serve(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// serve is the worker: the driver binds a context to the OS thread that
+// made it current, so this goroutine keeps its thread for life and runs
+// every call. If opening fails the goroutine ends with the thread still
+// locked, and the runtime discards the thread.
+func (c *Context) serve(ordinal int, ready chan<- error) {
+	runtime.LockOSThread()
+	be, err := openBackend(ordinal)
+	if err != nil {
+		ready <- err
+		return
+	}
+	c.be, c.name = be, be.device()
+	ready <- nil
+	for f := range c.work {
+		c.res <- f()
+	}
+}
+
+// do runs f on the worker and returns its error.
+func (c *Context) do(f func() error) error {
+	if c == nil {
+		return fmt.Errorf("cuda: nil Context")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.work <- f
+	return <-c.res
+}
+
+// Device describes the device, e.g. "NVIDIA H100 80GB HBM3 (compute 9.0)".
+func (c *Context) Device() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
+
+// Close releases the device context and everything allocated on it; the
+// Buffers of c become unusable. Closing twice is a no-op.
+func (c *Context) Close() error {
+	if c == nil {
+		return fmt.Errorf("cuda: nil Context")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.work <- func() error { return c.be.close() }
+	err := <-c.res
+	c.closed = true
+	close(c.work)
+	return err
+}
+
+// scratch returns n bytes of device memory for the op running on the
+// worker, valid until the next op.
+func (c *Context) scratch(n int64) (devptr, error) {
+	if n <= c.arenaSize {
+		return c.arena, nil
+	}
+	if c.arena != 0 {
+		if err := c.be.free(c.arena); err != nil {
+			return 0, err
+		}
+		c.arena, c.arenaSize = 0, 0
+	}
+	size := max(n, 1<<20)
+	p, err := c.be.alloc(size)
+	if err != nil {
+		return 0, err
+	}
+	c.arena, c.arenaSize = p, size
+	return p, nil
+}
+
+// layout places the scratch arrays of an op in one allocation, each on a
+// 256-byte boundary.
+type layout struct{ size int64 }
+
+func (l *layout) take(n int64) int64 {
+	off := (l.size + 255) &^ 255
+	l.size = off + n
+	return off
+}
+
+// args are the parameter words of a launch: every kernel parameter is 64
+// bits wide.
+type args struct{ w []uint64 }
+
+func (c *Context) newArgs() *args {
+	c.args.w = c.args.w[:0]
+	return &c.args
+}
+
+func (a *args) ptr(p devptr) *args { a.w = append(a.w, uint64(p)); return a }
+
+// buf adds the address of x, or 0 (a null pointer) for an absent input.
+func (a *args) buf(x *Buffer) *args {
+	if x == nil {
+		return a.ptr(0)
+	}
+	return a.ptr(x.ptr)
+}
+
+func (a *args) i64(v int64) *args { a.w = append(a.w, uint64(v)); return a }
+
+func (a *args) f64(v float64) *args { a.w = append(a.w, math.Float64bits(v)); return a }
+
+func (a *args) flag(v bool) *args {
+	if v {
+		return a.i64(1)
+	}
+	return a.i64(0)
+}
+
+func (c *Context) launch(kernel string, blocks int, a *args) error {
+	return c.be.launch(kernel, blocks, a.w)
+}
+
+// Buffer is a [B, T] array of float32 in device memory, row-major like
+// tensor.Batch. Upload inputs once and reuse them across calls; results
+// stay on the device until downloaded.
+type Buffer struct {
+	c     *Context
+	ptr   devptr
+	shape tensor.Shape
+	freed bool // guarded by c.mu
+}
+
+// NewBuffer allocates a zeroed [b, t] Buffer.
+func (c *Context) NewBuffer(b, t int) (*Buffer, error) {
+	if b < 1 || t < 1 {
+		return nil, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "[%d, %d]: a Buffer needs B ≥ 1 and T ≥ 1", b, t))
+	}
+	if b > math.MaxInt64/4/t {
+		return nil, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "[%d, %d] overflows the address space", b, t))
+	}
+	x := &Buffer{c: c, shape: tensor.Shape{B: b, T: t}}
+	n := x.bytes()
+	err := c.do(func() error {
+		p, err := c.be.alloc(n)
+		if err != nil {
+			return err
+		}
+		if err := c.be.memset(p, 0, n); err != nil {
+			c.be.free(p)
+			return err
+		}
+		x.ptr = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Upload allocates a Buffer of x's shape and copies x into it.
+func (c *Context) Upload(x tensor.Batch[float32]) (*Buffer, error) {
+	if err := x.Check("x"); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	buf, err := c.NewBuffer(x.B, x.T)
+	if err != nil {
+		return nil, err
+	}
+	if err := buf.CopyFrom(x.Data); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return buf, nil
+}
+
+// UploadVec allocates a [1, len(v)] Buffer and copies v into it (rewards
+// for GroupAdvantages).
+func (c *Context) UploadVec(v []float32) (*Buffer, error) {
+	buf, err := c.NewBuffer(1, len(v))
+	if err != nil {
+		return nil, err
+	}
+	if err := buf.CopyFrom(v); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return buf, nil
+}
+
+// Shape returns the Buffer's shape.
+func (x *Buffer) Shape() tensor.Shape { return x.shape }
+
+// Len returns B·T.
+func (x *Buffer) Len() int { return x.shape.Size() }
+
+func (x *Buffer) bytes() int64 { return 4 * int64(x.shape.B) * int64(x.shape.T) }
+
+// usable reports why x cannot be used by an op, if it cannot; it runs with
+// c.mu held.
+func (x *Buffer) usable(c *Context, name string) error {
+	switch {
+	case x == nil:
+		return tensor.Errorf(tensor.ErrEmpty, name, nil, "required")
+	case x.c != c:
+		return tensor.Errorf(tensor.ErrRange, name, nil, "a Buffer of another Context")
+	case x.freed:
+		return tensor.Errorf(tensor.ErrRange, name, nil, "a freed Buffer")
+	}
+	return nil
+}
+
+// CopyFrom copies src (length B·T, row-major) into x.
+func (x *Buffer) CopyFrom(src []float32) error {
+	if x == nil {
+		return fmt.Errorf("cuda: nil Buffer")
+	}
+	if len(src) != x.Len() {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "src", nil, "length %d, want B·T = %d", len(src), x.Len()))
+	}
+	return x.c.do(func() error {
+		if err := x.usable(x.c, "x"); err != nil {
+			return fmt.Errorf("cuda: %w", err)
+		}
+		return x.c.be.upload(x.ptr, unsafe.Pointer(&src[0]), x.bytes())
+	})
+}
+
+// Download copies x into dst (length B·T, row-major).
+func (x *Buffer) Download(dst []float32) error {
+	if x == nil {
+		return fmt.Errorf("cuda: nil Buffer")
+	}
+	if len(dst) != x.Len() {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want B·T = %d", len(dst), x.Len()))
+	}
+	return x.c.do(func() error {
+		if err := x.usable(x.c, "x"); err != nil {
+			return fmt.Errorf("cuda: %w", err)
+		}
+		return x.c.be.download(unsafe.Pointer(&dst[0]), x.ptr, x.bytes())
+	})
+}
+
+// Free releases x's device memory. Freeing twice is a no-op.
+func (x *Buffer) Free() error {
+	if x == nil {
+		return nil
+	}
+	return x.c.do(func() error {
+		if x.freed {
+			return nil
+		}
+		x.freed = true
+		return x.c.be.free(x.ptr)
+	})
+}
+
+// at returns element (b, t) of x; the ops read the offending value of a bad
+// input this way to name it in the error.
+func (c *Context) at(x *Buffer, b, t int) float64 {
+	var v float32
+	off := 4 * (int64(b)*int64(x.shape.T) + int64(t))
+	if err := c.be.download(unsafe.Pointer(&v), x.ptr+devptr(off), 4); err != nil {
+		return math.NaN()
+	}
+	return float64(v)
+}
+
+// operands checks the Buffers of an op: each usable, the first one's shape
+// on all, and outputs distinct from every other operand (inputs may
+// repeat). It runs with c.mu held and returns the shape.
+func (c *Context) operands(outputs []named, inputs []named) (tensor.Shape, error) {
+	var shape tensor.Shape
+	first := true
+	for _, list := range [][]named{inputs, outputs} {
+		for _, x := range list {
+			if x.b == nil && x.optional {
+				continue
+			}
+			if err := x.b.usable(c, x.name); err != nil {
+				return shape, err
+			}
+			if first {
+				shape, first = x.b.shape, false
+				continue
+			}
+			if x.b.shape != shape {
+				return shape, tensor.Errorf(tensor.ErrShape, x.name, nil, "shape [%d, %d], want [%d, %d]",
+					x.b.shape.B, x.b.shape.T, shape.B, shape.T)
+			}
+		}
+	}
+	for i, o := range outputs {
+		for _, x := range inputs {
+			if x.b != nil && x.b == o.b {
+				return shape, tensor.Errorf(tensor.ErrRange, o.name, nil, "is also %s; outputs need Buffers of their own", x.name)
+			}
+		}
+		for _, x := range outputs[:i] {
+			if x.b == o.b {
+				return shape, tensor.Errorf(tensor.ErrRange, o.name, nil, "is also %s; outputs need Buffers of their own", x.name)
+			}
+		}
+	}
+	if shape.T > maxT {
+		return shape, tensor.Errorf(tensor.ErrRange, inputs[0].name, nil, "T = %d, at most %d", shape.T, maxT)
+	}
+	return shape, nil
+}
+
+// named is an operand of an op.
+type named struct {
+	name     string
+	b        *Buffer
+	optional bool
+}

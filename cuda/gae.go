@@ -1,0 +1,161 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/rlpost/rlpost/gae"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// gaeStatus mirrors struct gae_status of kernels/gae.cu.
+type gaeStatus struct {
+	BadRow           uint64
+	N                int64
+	Mean, Var, Scale float64
+}
+
+// Problem kinds of kernels/gae.cu.
+const (
+	gaeBadMask = iota + 1
+	gaeBadEnd
+	gaeBadEndMasked
+	gaeBadReward
+	gaeBadValue
+	gaeBadNoEnd
+	gaeBadOverflow
+)
+
+// GAE computes token-level GAE on the device, as gae.Advantages does for
+// float32 storage: advantages into adv, returns A + V into ret (0 at
+// mask-0 positions, which are skipped without decay), whitened over the
+// batch's valid tokens if cfg.Whiten. adv and ret must be Buffers of their
+// own. Errors name the argument and position as gae's do. On error the
+// contents of adv and ret are unspecified.
+func (c *Context) GAE(adv, ret, rewards, values, mask *Buffer, cfg gae.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	return c.do(func() error {
+		return c.gae(false, adv, ret, rewards, values, mask, nil,
+			[4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+	})
+}
+
+// BiLevelGAE computes Bi-Level GAE (VAGEN §5.2) on the device, as
+// gae.BiLevel does for float32 storage, with turnEnd 1 at the last
+// generated token of each turn. The rules and errors are gae.BiLevel's.
+func (c *Context) BiLevelGAE(adv, ret, rewards, values, mask, turnEnd *Buffer, cfg gae.BiLevelConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	return c.do(func() error {
+		return c.gae(true, adv, ret, rewards, values, mask, turnEnd, [4]float64{
+			cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
+			cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
+		}, cfg.Whiten)
+	})
+}
+
+// gae runs on the worker; g holds γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn.
+func (c *Context) gae(bilevel bool, adv, ret, rewards, values, mask, ends *Buffer, g [4]float64, whiten bool) error {
+	inputs := []named{{name: "rewards", b: rewards}, {name: "values", b: values}, {name: "mask", b: mask}}
+	if bilevel {
+		inputs = append(inputs, named{name: "turn_end", b: ends})
+	}
+	shape, err := c.operands([]named{{name: "adv", b: adv}, {name: "ret", b: ret}}, inputs)
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	B, T := int64(shape.B), int64(shape.T)
+	chunks := (T + lossChunk - 1) / lossChunk
+	var l layout
+	rown, rowsum, rowbad := l.take(8*B), l.take(8*B), l.take(8*B)
+	part := l.take(8 * B * chunks)
+	status := l.take(int64(unsafe.Sizeof(gaeStatus{})))
+	base, err := c.scratch(l.size)
+	if err != nil {
+		return err
+	}
+	stp := base + devptr(status)
+	if err := c.be.memset(stp, 0xff, int64(unsafe.Sizeof(gaeStatus{}))); err != nil {
+		return err
+	}
+	if bilevel {
+		err = c.launch("gae_bilevel", shape.B, c.newArgs().
+			buf(rewards).buf(values).buf(mask).buf(ends).buf(adv).buf(ret).i64(T).
+			f64(g[0]).f64(g[1]).f64(g[2]).f64(g[3]).
+			ptr(base+devptr(rown)).ptr(base+devptr(rowsum)).ptr(base+devptr(rowbad)).ptr(stp))
+	} else {
+		err = c.launch("gae_token", shape.B, c.newArgs().
+			buf(rewards).buf(values).buf(mask).buf(adv).buf(ret).i64(T).f64(g[0]).f64(g[1]).
+			ptr(base+devptr(rown)).ptr(base+devptr(rowsum)).ptr(base+devptr(rowbad)).ptr(stp))
+	}
+	if err != nil {
+		return err
+	}
+	if whiten {
+		blocks := int(B * chunks)
+		if err := c.launch("gae_whiten_mean", 1, c.newArgs().
+			ptr(base+devptr(rown)).ptr(base+devptr(rowsum)).i64(B).ptr(stp)); err != nil {
+			return err
+		}
+		if err := c.launch("gae_whiten_squares", blocks, c.newArgs().
+			buf(adv).buf(mask).i64(T).i64(chunks).ptr(stp).ptr(base+devptr(part))); err != nil {
+			return err
+		}
+		if err := c.launch("gae_whiten_scale", 1, c.newArgs().
+			ptr(base+devptr(part)).i64(B*chunks).ptr(stp)); err != nil {
+			return err
+		}
+		if err := c.launch("gae_whiten_apply", blocks, c.newArgs().
+			buf(adv).buf(mask).i64(T).i64(chunks).ptr(stp)); err != nil {
+			return err
+		}
+	}
+	var st gaeStatus
+	if err := c.be.download(unsafe.Pointer(&st), stp, int64(unsafe.Sizeof(st))); err != nil {
+		return err
+	}
+	if st.BadRow != noProblem {
+		b, key, err := c.firstProblem(stp, base+devptr(rowbad))
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("cuda: %w", c.gaeProblem(b, key, rewards, values, mask, ends))
+	}
+	if whiten && st.N > 0 && math.IsInf(st.Var, 1) {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "adv", nil,
+			"the variance of the advantages overflows float64; whitening is undefined"))
+	}
+	return nil
+}
+
+// gaeProblem names the problem a kernel found at row b, as gae's diagnose
+// does.
+func (c *Context) gaeProblem(b int, key uint64, rewards, values, mask, ends *Buffer) error {
+	t := int(key >> 8 & (1<<32 - 1))
+	at := tensor.At(b, t)
+	switch key & 0xff {
+	case gaeBadMask:
+		return tensor.Errorf(tensor.ErrMask, "mask", at, "%v", c.at(mask, b, t))
+	case gaeBadEnd:
+		return tensor.Errorf(tensor.ErrMask, "turn_end", at, "%v", c.at(ends, b, t))
+	case gaeBadEndMasked:
+		return tensor.Errorf(tensor.ErrRange, "turn_end", at,
+			"a turn end on a token with mask 0; turn ends mark the last generated token of a turn")
+	case gaeBadReward:
+		return tensor.Errorf(tensor.ErrNonFinite, "rewards", at, "%v", c.at(rewards, b, t))
+	case gaeBadValue:
+		return tensor.Errorf(tensor.ErrNonFinite, "values", at, "%v", c.at(values, b, t))
+	case gaeBadNoEnd:
+		return tensor.Errorf(tensor.ErrRange, "turn_end", at,
+			"the row's last valid token is not a turn end, so its final tokens form a turn with no end marker")
+	case gaeBadOverflow:
+		return tensor.Errorf(tensor.ErrRange, "adv", at, "the advantage or return overflows float32; the rewards and values are too large")
+	}
+	return fmt.Errorf("row %d: unknown problem key %#x", b, key)
+}

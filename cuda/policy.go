@@ -1,0 +1,228 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// policyStatus mirrors struct policy_status of kernels/policy.cu.
+type policyStatus struct {
+	Policy, KLWeighted, KL, Ratio, NegDelta, Behave, BehaveMax float64
+	ClipHigh, ClipLow, Dual, Capped                            int64
+	Tokens, Seqs                                               int64
+	MaskRow, MaskCol                                           int64
+	CountError                                                 int64
+	BadRow                                                     int64
+	BadKey                                                     uint64
+}
+
+// Problem kinds of kernels/policy.cu, and the argument each names.
+const (
+	policyBadLogp = iota + 2
+	policyBadOld
+	policyBadAdv
+	policyBadProx
+	policyBadRef
+	policyBadTW
+	policyBadWeight
+	policyBadOverflow
+)
+
+// policyPartials is NP of kernels/policy.cu: the partial sums per block.
+const policyPartials = 11
+
+// PolicyLoss computes the clipped-surrogate policy loss of SPEC §1 on the
+// device, as ppo.PolicyLoss does for float32 storage, and writes
+// dLoss/dlogp into grad (0 at mask-0 positions). The inputs stay on the
+// device; grad stays there until downloaded. Errors name the argument and
+// position as ppo's do. On error the contents of grad are unspecified.
+func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
+	}
+	var res ppo.Result
+	err := c.do(func() error {
+		var err error
+		res, err = c.policyLoss(grad, &in, &cfg)
+		return err
+	})
+	return res, err
+}
+
+// policyLoss runs on the worker.
+func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (ppo.Result, error) {
+	inputs := []named{
+		{name: "logp", b: in.Logp}, {name: "old_logp", b: in.OldLogp}, {name: "advantages", b: in.Advantages},
+		{name: "mask", b: in.Mask}, {name: "prox_logp", b: in.ProxLogp, optional: true},
+		{name: "ref_logp", b: in.RefLogp, optional: true}, {name: "token_weights", b: in.TokenWeights, optional: true},
+	}
+	shape, err := c.operands(nil, inputs)
+	if err != nil {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
+	}
+	if cfg.KLCoef != 0 && in.RefLogp == nil {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef))
+	}
+	if _, err := c.operands([]named{{name: "grad", b: grad}}, inputs); err != nil {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
+	}
+	B, T := int64(shape.B), int64(shape.T)
+	chunks := (T + lossChunk - 1) / lossChunk
+	var l layout
+	rowlen, rowmask, rowdelta := l.take(8*B), l.take(8*B), l.take(8*B)
+	rowbad, coef := l.take(8*B), l.take(8*B)
+	partial := l.take(8 * policyPartials * B * chunks)
+	status := l.take(int64(unsafe.Sizeof(policyStatus{})))
+	base, err := c.scratch(l.size)
+	if err != nil {
+		return ppo.Result{}, err
+	}
+
+	seq := cfg.RatioLevel == ppo.SequenceRatio
+	inf := math.Inf(1)
+	or := func(v, off float64) float64 {
+		if v == 0 {
+			return off
+		}
+		return v
+	}
+	clamp, dual, klClamp := or(cfg.LogRatioClamp, inf), or(cfg.DualClip, inf), or(cfg.KLClamp, inf)
+	capAt, capTo := inf, 0.0 // behaviour weights above capAt become capTo
+	if cfg.BehaveCap > 0 {
+		capAt = cfg.BehaveCap
+		if cfg.BehaveCapMode == ppo.CapTruncate {
+			capTo = cfg.BehaveCap
+		}
+	}
+	klEst := int64(0)
+	if in.RefLogp != nil {
+		klEst = int64(cfg.KLEstimator) + 1
+	}
+
+	if err := c.launch("policy_rows", shape.B, c.newArgs().
+		buf(in.Mask).buf(in.Logp).buf(in.OldLogp).buf(in.Advantages).buf(in.ProxLogp).buf(in.RefLogp).buf(in.TokenWeights).
+		i64(T).flag(seq).ptr(base+devptr(rowlen)).ptr(base+devptr(rowmask)).ptr(base+devptr(rowdelta)).ptr(base+devptr(rowbad))); err != nil {
+		return ppo.Result{}, err
+	}
+	if err := c.launch("policy_coef", 1, c.newArgs().
+		ptr(base+devptr(rowlen)).ptr(base+devptr(rowmask)).i64(B).i64(T).i64(int64(cfg.Mode)).
+		f64(cfg.Norm).f64(cfg.TokenCount).f64(cfg.SeqCount).ptr(base+devptr(coef)).ptr(base+devptr(status))); err != nil {
+		return ppo.Result{}, err
+	}
+	// The token kernels take the same arguments up to the row weights.
+	tokenArgs := func() *args {
+		return c.newArgs().
+			buf(in.Logp).buf(in.OldLogp).buf(in.Advantages).buf(in.Mask).buf(in.ProxLogp).buf(in.RefLogp).buf(in.TokenWeights).
+			buf(grad).i64(T).i64(chunks).f64(1 - cfg.ClipLow).f64(1 + cfg.ClipHigh).f64(dual).f64(clamp).
+			f64(cfg.KLCoef).i64(klEst).f64(klClamp).f64(capAt).f64(capTo).ptr(base + devptr(coef))
+	}
+	blocks := int(B * chunks)
+	if seq {
+		if err := c.launch("policy_seq_tokens", blocks, tokenArgs().
+			ptr(base+devptr(rowlen)).ptr(base+devptr(rowdelta)).ptr(base+devptr(partial))); err != nil {
+			return ppo.Result{}, err
+		}
+		if err := c.launch("policy_seq_grad", blocks, c.newArgs().
+			buf(in.Mask).buf(grad).i64(T).i64(chunks).f64(clamp).ptr(base+devptr(coef)).ptr(base+devptr(rowlen)).
+			ptr(base+devptr(rowdelta)).ptr(base+devptr(partial)).ptr(base+devptr(rowbad))); err != nil {
+			return ppo.Result{}, err
+		}
+	} else {
+		if err := c.launch("policy_tokens", blocks, tokenArgs().
+			ptr(base+devptr(partial)).ptr(base+devptr(rowbad))); err != nil {
+			return ppo.Result{}, err
+		}
+	}
+	if err := c.launch("policy_reduce", 1, c.newArgs().
+		i64(B).i64(chunks).flag(seq).f64(clamp).ptr(base+devptr(rowlen)).ptr(base+devptr(rowdelta)).
+		ptr(base+devptr(coef)).ptr(base+devptr(partial)).ptr(base+devptr(rowbad)).ptr(base+devptr(status))); err != nil {
+		return ppo.Result{}, err
+	}
+	var st policyStatus
+	if err := c.be.download(unsafe.Pointer(&st), base+devptr(status), int64(unsafe.Sizeof(st))); err != nil {
+		return ppo.Result{}, err
+	}
+	return c.policyResult(&st, in, cfg)
+}
+
+// policyResult turns the status into ppo's Result, or into the error ppo
+// would report, checking in ppo's order: masks, the token and sequence
+// counts, the first row with a bad token, the loss.
+func (c *Context) policyResult(st *policyStatus, in *PolicyInputs, cfg *ppo.Config) (ppo.Result, error) {
+	if st.MaskRow >= 0 {
+		b, t := int(st.MaskRow), int(st.MaskCol)
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, t), "%v", c.at(in.Mask, b, t)))
+	}
+	switch st.CountError {
+	case 1:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.TokenCount", nil,
+			"%v is less than the %d valid tokens in this batch", cfg.TokenCount, st.Tokens))
+	case 2:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.SeqCount", nil,
+			"%v is less than the %d sequences with a valid token in this batch", cfg.SeqCount, st.Seqs))
+	}
+	if st.BadRow >= 0 {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", c.policyProblem(int(st.BadRow), st.BadKey, in))
+	}
+	var res ppo.Result
+	res.PolicyLoss = st.Policy
+	res.KLLoss = st.KLWeighted * cfg.KLCoef
+	res.Loss = res.PolicyLoss + res.KLLoss
+	if math.IsInf(res.Loss, 0) || math.IsNaN(res.Loss) {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "loss", nil,
+			"%v: the inputs overflow float64 (check ref_logp and the advantages, or set Config.KLClamp)", res.Loss))
+	}
+	res.Tokens, res.Sequences = int(st.Tokens), int(st.Seqs)
+	res.MaxBehaveWeight, res.MeanBehaveWeight = st.BehaveMax, 1
+	if st.Tokens > 0 {
+		n := float64(st.Tokens)
+		res.ClipFracHigh = float64(st.ClipHigh) / n
+		res.ClipFracLow = float64(st.ClipLow) / n
+		res.DualClipFrac = float64(st.Dual) / n
+		res.MeanRatio = st.Ratio / n
+		res.ApproxKL = st.NegDelta / n
+		if in.RefLogp != nil {
+			res.KL = st.KL / n
+		}
+		if in.ProxLogp != nil {
+			res.MeanBehaveWeight = st.Behave / n
+			res.CappedFrac = float64(st.Capped) / n
+		}
+	}
+	return res, nil
+}
+
+// policyProblem names the problem a kernel found at row b.
+func (c *Context) policyProblem(b int, key uint64, in *PolicyInputs) error {
+	t := int(key >> 8 & (1<<32 - 1))
+	var x *Buffer
+	var name string
+	switch key & 0xff {
+	case policyBadWeight:
+		return tensor.Errorf(tensor.ErrRange, "token_weights", tensor.At(b, t), "%v is negative", c.at(in.TokenWeights, b, t))
+	case policyBadOverflow:
+		return tensor.Errorf(tensor.ErrRange, "grad", tensor.At(b, t),
+			"overflows the storage type (check ref_logp and advantages there, or set Config.KLClamp)")
+	case policyBadLogp:
+		x, name = in.Logp, "logp"
+	case policyBadOld:
+		x, name = in.OldLogp, "old_logp"
+	case policyBadAdv:
+		x, name = in.Advantages, "advantages"
+	case policyBadProx:
+		x, name = in.ProxLogp, "prox_logp"
+	case policyBadRef:
+		x, name = in.RefLogp, "ref_logp"
+	case policyBadTW:
+		x, name = in.TokenWeights, "token_weights"
+	default:
+		return fmt.Errorf("row %d: unknown problem key %#x", b, key)
+	}
+	return tensor.Errorf(tensor.ErrNonFinite, name, tensor.At(b, t), "%v", c.at(x, b, t))
+}
