@@ -51,8 +51,7 @@ type board struct {
 	Start int
 }
 
-// Task constants: VAGEN's FrozenLake rewards (§2.3, Table 17) and the
-// episode limit of this example.
+// VAGEN's FrozenLake rewards (§2.3, Table 17).
 const (
 	// goalReward is R(s, a) when a reaches the goal.
 	goalReward = 10.0
@@ -89,12 +88,8 @@ func (e *episode) Step(a action, ok bool) (float64, error) {
 		if a < 0 || a >= numActions {
 			return 0, fmt.Errorf("agent: action %d out of range", a)
 		}
-		n := e.Map.Size
-		r, c := e.Pos/n, e.Pos%n
-		dr, dc := a.delta()
-		if r+dr >= 0 && r+dr < n && c+dc >= 0 && c+dc < n {
-			e.Pos = (r+dr)*n + c + dc
-		}
+		// Off the board, Neighbour returns the square itself.
+		e.Pos, _ = e.Map.Neighbour(e.Pos, a)
 	}
 	switch e.Map.Cells[e.Pos] {
 	case cellGoal:
