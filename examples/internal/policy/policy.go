@@ -242,3 +242,16 @@ func (a *Adam) Step(model *Model, g *Grads) {
 		}
 	}
 }
+
+// LogProb returns log p(k) from the logits, stable where p(k) underflows.
+func (p *Pass) LogProb(k int) float64 {
+	mx := p.Logits[0]
+	for _, v := range p.Logits {
+		mx = max(mx, v)
+	}
+	var z float64
+	for _, v := range p.Logits {
+		z += math.Exp(v - mx)
+	}
+	return p.Logits[k] - mx - math.Log(z)
+}

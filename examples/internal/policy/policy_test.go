@@ -65,3 +65,38 @@ func TestAdamLearnsATarget(t *testing.T) {
 		t.Errorf("p = %v after training towards output 3", p.P)
 	}
 }
+
+// TestLogProb checks LogProb against log(P) where P is accurate, and that
+// it stays finite where P underflows to 0.
+func TestLogProb(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		logits []float64
+	}{
+		{"moderate", []float64{0.3, -1.2, 2.5, 0}},
+		{"large", []float64{800, 0, -5, 799}},
+		{"one output", []float64{4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pass{Logits: tc.logits, P: make([]float64, len(tc.logits))}
+			softmax(p.P, p.Logits)
+			for k := range tc.logits {
+				got := p.LogProb(k)
+				if math.IsNaN(got) || math.IsInf(got, 0) {
+					t.Fatalf("LogProb(%d) = %v", k, got)
+				}
+				if p.P[k] > 1e-300 {
+					if want := math.Log(p.P[k]); math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
+						t.Errorf("LogProb(%d) = %v, want %v", k, got, want)
+					}
+				}
+			}
+			if tc.name == "large" {
+				// log(e^0/(e^800 + e^799 + …)) = −800 − log(1 + 1/e) to double precision.
+				if got, want := p.LogProb(1), -800-math.Log1p(math.Exp(-1)); math.Abs(got-want) > 1e-9 {
+					t.Errorf("LogProb(1) = %v, want %v", got, want)
+				}
+			}
+		})
+	}
+}
