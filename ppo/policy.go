@@ -254,6 +254,11 @@ func (j *policyJob[F]) Run(b int) {
 // countRow returns the number of ones in a mask row, or −1 if an entry is
 // neither 0 nor 1.
 func countRow[F tensor.Float](m []F) int {
+	var z F
+	if unsafe.Sizeof(z) == 4 && len(m) > 0 {
+		// float32 storage: the vectorised count.
+		return kernel.CountMask(unsafe.Slice((*float32)(unsafe.Pointer(&m[0])), len(m)))
+	}
 	n := 0
 	for _, v := range m {
 		if v == 1 {

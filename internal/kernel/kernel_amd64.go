@@ -6,7 +6,7 @@ import "golang.org/x/sys/cpu"
 
 // HasAVX2 reports whether this build and processor run the AVX2 kernels
 // (AVX2 and FMA present; the purego build tag turns them off).
-var HasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+var HasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT
 
 // expAVX2 sets dst[i] = e^src[i] four at a time; len(src) must be a
 // multiple of 4 and len(dst) ≥ len(src).
@@ -16,6 +16,9 @@ func expAVX2(dst, src []float64)
 
 //go:noescape
 func policyTokensAVX2(k *PolicyTokens)
+
+//go:noescape
+func countMaskAVX2(m []float32) int
 
 // PolicyTokens runs the AVX2 token-level policy-loss kernel on the first
 // k.N &^ 3 tokens and reports whether it ran; without AVX2 it does nothing

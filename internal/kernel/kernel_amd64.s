@@ -99,6 +99,8 @@ DATA kbias<>+8(SB)/8, $0xbcc80000000003ff
 DATA kbias<>+16(SB)/8, $0xbcc80000000003ff
 DATA kbias<>+24(SB)/8, $0xbcc80000000003ff
 GLOBL kbias<>(SB), RODATA|NOPTR, $32
+DATA konef<>+0(SB)/4, $0x3f800000
+GLOBL konef<>(SB), RODATA|NOPTR, $4
 DATA kabs<>+0(SB)/8, $0x7fffffffffffffff
 DATA kabs<>+8(SB)/8, $0x7fffffffffffffff
 DATA kabs<>+16(SB)/8, $0x7fffffffffffffff
@@ -399,4 +401,44 @@ done:
 	VMOVMSKPD Y14, R13
 	MOVQ R13, pBad(R8)
 	VZEROUPPER
+	RET
+
+// func countMaskAVX2(m []float32) int
+//
+// Counts the entries equal to 1 in eight-lane steps and returns −1 as soon
+// as an entry is neither 0 nor 1 (NaN included); len(m) must be a multiple
+// of 8.
+TEXT ·countMaskAVX2(SB), NOSPLIT, $0-32
+	MOVQ m_base+0(FP), SI
+	MOVQ m_len+8(FP), CX
+	SHRQ $3, CX
+	XORQ AX, AX
+	VBROADCASTSS konef<>(SB), Y1
+	VXORPS Y2, Y2, Y2
+	TESTQ CX, CX
+	JZ   countdone
+
+countloop:
+	VMOVUPS (SI), Y0
+	VCMPPS $0x00, Y1, Y0, Y3 // == 1
+	VCMPPS $0x00, Y2, Y0, Y4 // == 0
+	VORPS  Y3, Y4, Y4
+	VMOVMSKPS Y4, DX
+	CMPQ DX, $0xff
+	JNE  countbad
+	VMOVMSKPS Y3, DX
+	POPCNTQ DX, DX
+	ADDQ DX, AX
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  countloop
+
+countdone:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET
+
+countbad:
+	VZEROUPPER
+	MOVQ $-1, ret+24(FP)
 	RET
