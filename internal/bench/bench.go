@@ -93,15 +93,15 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 	}
-	// Collect before the warm-up, not after: a collection empties the
-	// sync.Pools that keep the hot paths allocation-free, and the warm-up
-	// calls refill them.
-	runtime.GC()
 	for range 2 {
 		if err := iter(); err != nil {
 			return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 		}
 	}
+	// Collect now, so that a cycle started by building the batch does not
+	// finish during the timed calls: its background workers allocate, and
+	// the count would charge them to the op.
+	runtime.GC()
 	median, allocs, err := timeCalls(iter, iters)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Job is work made of independent pieces 0..n-1. Run may be called from
@@ -59,6 +60,10 @@ func start() {
 	}
 }
 
+// yieldFor bounds how long Do yields waiting for its helpers before it
+// blocks.
+const yieldFor = 5 * time.Millisecond
+
 // Workers returns how many goroutines a Do call may use, the caller's
 // included.
 func Workers() int { return runtime.GOMAXPROCS(0) }
@@ -102,7 +107,17 @@ func Do(job Job, n, helpers int) {
 	// until they have beats blocking in Wait, which parks the goroutine and
 	// so allocates whenever a garbage collection has emptied the runtime's
 	// cache of wait records.
-	for spins := 0; c.finished.Load() < int64(sent) && spins < 1000; spins++ {
+	// A helper woken from sleep can take a millisecond to arrive (a
+	// virtual CPU being rescheduled); yield for up to a few of those.
+	var deadline time.Time
+	for spins := 0; c.finished.Load() < int64(sent); spins++ {
+		if spins%64 == 0 {
+			if now := time.Now(); deadline.IsZero() {
+				deadline = now.Add(yieldFor)
+			} else if now.After(deadline) {
+				break
+			}
+		}
 		runtime.Gosched()
 	}
 	c.wg.Wait()
