@@ -9,6 +9,19 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
+// integerTicks labels the axis with whole numbers.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = fmt.Sprintf("%.0f", ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
 // plotCurves draws held-out accuracy against generated completions for
 // every run, with the target as a dashed line, into a PNG at path.
 func plotCurves(path string, runs []RunResult, target float64) error {
@@ -43,6 +56,20 @@ func plotCurves(path string, runs []RunResult, target float64) error {
 	t.Color = color.Gray{Y: 0x80}
 	p.Add(t)
 	p.Legend.Add(fmt.Sprintf("target %.2f", target), t)
+	// The curves are flat at the top once every run is there: show the
+	// climb, up to twice the completions the slowest run needed.
+	reach := 0
+	for _, r := range runs {
+		if r.CompletionsToTarget < 0 {
+			reach = 0
+			break
+		}
+		reach = max(reach, r.CompletionsToTarget)
+	}
+	if reach > 0 {
+		p.X.Max = min(maxX, 2*float64(reach))
+	}
+	p.X.Tick.Marker = integerTicks{}
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(20)
 	p.Legend.XOffs = -vg.Points(10)
