@@ -156,27 +156,34 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
 	}
-	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
-		return Stats{}, fmt.Errorf("grpo: %w", err)
-	}
 	groups, err := g.count(n)
 	if err != nil {
 		return Stats{}, fmt.Errorf("grpo: %w", err)
 	}
-	st := Stats{Groups: groups}
-	st.MeanReward, st.StdReward, _ = meanStd(rewards, nil, 0, n, Population)
+	mean, ss := batchMoments(rewards)
+	if math.IsNaN(mean) || math.IsInf(mean, 0) {
+		// A float64 sum of float32 or finite float64 rewards is finite
+		// unless one of them is not; find which.
+		if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
+			return Stats{}, fmt.Errorf("grpo: %w", err)
+		}
+		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+	}
+	st := Stats{Groups: groups, MeanReward: mean, StdReward: math.Sqrt(ss / float64(n))}
 	batchStd := 0.0
-	if cfg.Scale == ScaleBatch {
-		_, batchStd, _ = meanStd(rewards, nil, 0, n, cfg.Std)
+	if cfg.Scale == ScaleBatch && (n > 1 || cfg.Std == Population) {
+		div := float64(n)
+		if cfg.Std == Unbiased {
+			div--
+		}
+		batchStd = math.Sqrt(ss / div)
 	}
 	for k := range groups {
 		lo, hi, idx := g.members(k)
 		var vanished bool
 		var err error
 		if idx == nil {
-			// Contiguous groups: plain slices, which the compiler turns
-			// into tight loops.
-			vanished, err = group(dst[lo:hi], rewards[lo:hi], nil, batchStd, cfg)
+			vanished, err = contiguousGroup(dst, rewards, lo, hi, batchStd, cfg)
 		} else {
 			vanished, err = group(dst, rewards, idx, batchStd, cfg)
 		}
@@ -195,28 +202,41 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	return st, nil
 }
 
-// group writes the advantages of one group: the rewards at idx, or all of
-// rewards when idx is nil. It reports whether the group vanished (two or
-// more members, all rewards equal).
-func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Config) (bool, error) {
-	size := len(rewards)
-	if idx != nil {
-		size = len(idx)
+// batchMoments returns the mean of r and the sum of squared deviations from
+// it, in two passes with four accumulators each: independent chains of
+// additions, which the processor overlaps, in a fixed order.
+func batchMoments[F tensor.Float](r []F) (mean, ss float64) {
+	var s [4]float64
+	i := 0
+	for ; i+4 <= len(r); i += 4 {
+		s[0] += float64(r[i])
+		s[1] += float64(r[i+1])
+		s[2] += float64(r[i+2])
+		s[3] += float64(r[i+3])
 	}
-	at := func(i int) int {
-		if idx != nil {
-			return idx[i]
-		}
-		return i
+	for ; i < len(r); i++ {
+		s[0] += float64(r[i])
 	}
-	mean, std, equal := meanStd(rewards, idx, 0, len(rewards), cfg.Std)
-	if size == 1 || equal {
-		// Exactly 0, not the rounding residue of R − mean(R).
-		for i := range size {
-			dst[at(i)] = 0
-		}
-		return size > 1, nil
+	mean = ((s[0] + s[1]) + (s[2] + s[3])) / float64(len(r))
+	var q [4]float64
+	i = 0
+	for ; i+4 <= len(r); i += 4 {
+		d0, d1, d2, d3 := float64(r[i])-mean, float64(r[i+1])-mean, float64(r[i+2])-mean, float64(r[i+3])-mean
+		q[0] += d0 * d0
+		q[1] += d1 * d1
+		q[2] += d2 * d2
+		q[3] += d3 * d3
 	}
+	for ; i < len(r); i++ {
+		d := float64(r[i]) - mean
+		q[0] += d * d
+	}
+	return mean, (q[0] + q[1]) + (q[2] + q[3])
+}
+
+// scaleFor returns the factor that turns R − mean into the advantage of a
+// group of size members with standard deviation std.
+func scaleFor(size int, std, batchStd float64, cfg Config) float64 {
 	denom := 1.0
 	switch cfg.Scale {
 	case ScaleGroup:
@@ -229,17 +249,73 @@ func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Co
 	if cfg.Estimator == RLOO {
 		centre = float64(size) / float64(size-1)
 	}
-	scale := centre / denom
-	for i := range size {
-		j := at(i)
-		a := (float64(rewards[j]) - mean) * scale
-		if cfg.Scale == ScaleNone {
-			a = centre * (float64(rewards[j]) - mean)
+	if cfg.Scale == ScaleNone {
+		return centre
+	}
+	return centre / denom
+}
+
+func overflow(j int, a float64, cfg Config) error {
+	return tensor.Errorf(tensor.ErrRange, "dst", tensor.At(j),
+		"advantage %v overflows (Config.Eps = %v with a degenerate spread)", a, cfg.Eps)
+}
+
+// contiguousGroup writes the advantages of rewards[lo:hi], the common case,
+// in plain loops over slices. It reports whether the group vanished (two or
+// more members, all rewards equal).
+func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd float64, cfg Config) (bool, error) {
+	r, d := rewards[lo:hi], dst[lo:hi]
+	size := len(r)
+	first := r[0]
+	var sum float64
+	differ := false
+	for _, v := range r {
+		sum += float64(v)
+		differ = differ || v != first
+	}
+	if size == 1 || !differ {
+		// Exactly 0, not the rounding residue of R − mean(R).
+		clear(d)
+		return size > 1, nil
+	}
+	mean := sum / float64(size)
+	var ss float64
+	for _, v := range r {
+		x := float64(v) - mean
+		ss += x * x
+	}
+	div := float64(size)
+	if cfg.Std == Unbiased {
+		div--
+	}
+	scale := scaleFor(size, math.Sqrt(ss/div), batchStd, cfg)
+	for i, v := range r {
+		a := (float64(v) - mean) * scale
+		d[i] = F(a)
+		if !tensor.IsFinite(d[i]) {
+			return false, overflow(lo+i, a, cfg)
 		}
+	}
+	return false, nil
+}
+
+// group writes the advantages of the rewards at idx (groups given by ids).
+// It reports whether the group vanished.
+func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Config) (bool, error) {
+	size := len(idx)
+	mean, std, equal := meanStd(rewards, idx, 0, 0, cfg.Std)
+	if size == 1 || equal {
+		for _, j := range idx {
+			dst[j] = 0
+		}
+		return size > 1, nil
+	}
+	scale := scaleFor(size, std, batchStd, cfg)
+	for _, j := range idx {
+		a := (float64(rewards[j]) - mean) * scale
 		dst[j] = F(a)
 		if !tensor.IsFinite(dst[j]) {
-			return false, tensor.Errorf(tensor.ErrRange, "dst", tensor.At(j),
-				"advantage %v overflows (Config.Eps = %v with a degenerate spread)", a, cfg.Eps)
+			return false, overflow(j, a, cfg)
 		}
 	}
 	return false, nil
