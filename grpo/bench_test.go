@@ -1,13 +1,19 @@
 package grpo_test
 
 import (
+	"testing"
+
 	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/internal/benchdata"
-	"testing"
 )
 
+// BenchmarkGroupAdvantages is the `rlpost bench -op group_advantages` work:
+// GRPO advantages of 64·4096 rewards in contiguous groups of 16.
 func BenchmarkGroupAdvantages(b *testing.B) {
-	d, _ := benchdata.New(64, 4096)
+	d, err := benchdata.New(64, 4096)
+	if err != nil {
+		b.Fatal(err)
+	}
 	r := d.Rewards.Data
 	adv := make([]float32, len(r))
 	b.ReportAllocs()

@@ -261,3 +261,28 @@ func FuzzAdvantages(f *testing.F) {
 		}
 	})
 }
+
+// TestAdvantagesAllocateNothing: the training-loop call allocates nothing,
+// for contiguous groups and for groups by id.
+func TestAdvantagesAllocateNothing(t *testing.T) {
+	r := make([]float32, 4096)
+	ids := make([]int, len(r))
+	for i := range r {
+		r[i] = float32(i % 7)
+		ids[i] = (i * 31) % 64
+	}
+	adv := make([]float32, len(r))
+	byID, err := grpo.ByID(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []grpo.Groups{grpo.Contiguous(16), byID} {
+		if n := testing.AllocsPerRun(20, func() {
+			if _, err := grpo.Advantages(adv, r, g, grpo.DefaultConfig()); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%v allocations per call", n)
+		}
+	}
+}

@@ -157,3 +157,39 @@ func TestPaddingIsNeverRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLossesAllocateNothing: once warm, PolicyLoss and ValueLoss allocate
+// nothing, on the parallel path (large batch) and the serial one.
+func TestLossesAllocateNothing(t *testing.T) {
+	for _, shape := range [][2]int{{3, 50}, {16, 2048}} {
+		in := to32(randomInputs(batchSpec{b: shape[0], t: shape[1], ref: true, prox: true, weights: true, spread: 0.3, nonPrefix: true, seed: 61}))
+		cfg := ppo.DefaultConfig()
+		cfg.KLCoef, cfg.DualClip = 0.01, 3
+		grad := make([]float32, in.Logp.Size())
+		vin := ppo.ValueInputs[float32]{Values: in.Logp, OldValues: in.OldLogp, Returns: in.ProxLogp, Mask: in.Mask}
+		for name, f := range map[string]func(){
+			"PolicyLoss": func() {
+				if _, err := ppo.PolicyLoss(grad, in, cfg); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"PolicyLoss/GSPO": func() {
+				c := cfg
+				c.RatioLevel = ppo.SequenceRatio
+				if _, err := ppo.PolicyLoss(grad, in, c); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"ValueLoss": func() {
+				if _, err := ppo.ValueLoss(grad, vin, ppo.DefaultValueConfig()); err != nil {
+					t.Fatal(err)
+				}
+			},
+		} {
+			f()
+			if n := testing.AllocsPerRun(20, f); n != 0 {
+				t.Errorf("%s %v: %v allocations per call", name, shape, n)
+			}
+		}
+	}
+}
