@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -392,16 +391,13 @@ func TestGroupAdvantagesErrors(t *testing.T) {
 		rewards []float32
 		g       int
 		cfg     grpo.Config
-		index   []int // where the GPU names the problem, if not where grpo does
 	}{
-		{"nan", []float32{1, 2, nan, 4}, 2, grpo.DefaultConfig(), nil},
-		{"nan-before-size", []float32{1, 2, 3, float32(math.Inf(-1))}, 3, grpo.DefaultConfig(), nil},
-		{"size", []float32{1, 2, 3, 4}, 3, grpo.DefaultConfig(), nil},
-		{"zero-size", []float32{1, 2, 3, 4}, 0, grpo.DefaultConfig(), nil},
-		// grpo names the index within the group (dst[0]); the GPU names
-		// the index into the rewards.
-		{"overflow", []float32{0, 1, 3e38, -3e38}, 2, grpo.Config{Estimator: grpo.RLOO, Scale: grpo.ScaleNone}, []int{2}},
-		{"config", []float32{1, 2}, 2, grpo.Config{Eps: -1}, nil},
+		{"nan", []float32{1, 2, nan, 4}, 2, grpo.DefaultConfig()},
+		{"nan-before-size", []float32{1, 2, 3, float32(math.Inf(-1))}, 3, grpo.DefaultConfig()},
+		{"size", []float32{1, 2, 3, 4}, 3, grpo.DefaultConfig()},
+		{"zero-size", []float32{1, 2, 3, 4}, 0, grpo.DefaultConfig()},
+		{"overflow", []float32{0, 1, 3e38, -3e38}, 2, grpo.Config{Estimator: grpo.RLOO, Scale: grpo.ScaleNone}},
+		{"config", []float32{1, 2}, 2, grpo.Config{Eps: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, want := grpo.Advantages(make([]float32, len(tc.rewards)), tc.rewards, grpo.Contiguous(tc.g), tc.cfg)
@@ -411,12 +407,6 @@ func TestGroupAdvantagesErrors(t *testing.T) {
 			}
 			defer r.Free()
 			_, got := c.GroupAdvantages(output(t, c, 1, len(tc.rewards)), r, tc.g, tc.cfg)
-			if tc.index != nil {
-				var ae *tensor.ArgError
-				if errors.As(want, &ae) {
-					ae.Index = tc.index
-				}
-			}
 			sameError(t, got, want)
 		})
 	}

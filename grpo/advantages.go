@@ -156,10 +156,6 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
 	}
-	groups, err := g.count(n)
-	if err != nil {
-		return Stats{}, fmt.Errorf("grpo: %w", err)
-	}
 	mean, ss := batchMoments(rewards)
 	if math.IsNaN(mean) || math.IsInf(mean, 0) {
 		// A float64 sum of float32 or finite float64 rewards is finite
@@ -168,6 +164,10 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 			return Stats{}, fmt.Errorf("grpo: %w", err)
 		}
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+	}
+	groups, err := g.count(n)
+	if err != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", err)
 	}
 	st := Stats{Groups: groups, MeanReward: mean, StdReward: math.Sqrt(ss / float64(n))}
 	batchStd := 0.0
