@@ -101,3 +101,11 @@ func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestRowAccFillsCacheLines: rows written by different workers must not
+// share a cache line.
+func TestRowAccFillsCacheLines(t *testing.T) {
+	if n := ppo.RowAccSize(); n%64 != 0 {
+		t.Errorf("rowAcc is %d bytes, not a multiple of a 64-byte cache line", n)
+	}
+}

@@ -186,7 +186,7 @@ type rowAcc struct {
 	clipHigh, clipLow int
 	dual, capped      int
 	bad, badCol       int
-	_                 [2]int64 // keep neighbouring rows off one cache line
+	_                 [4]int64 // 128 bytes: neighbouring rows never share a cache line
 }
 
 type policyJob[F tensor.Float] struct {
