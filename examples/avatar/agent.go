@@ -74,12 +74,16 @@ type Part struct {
 // log-probabilities from generation time. It returns the last step's
 // statistics of the first part.
 func (a *Agent) Update(parts []Part, cfg ppo.Config, epochs int) (ppo.Result, error) {
+	steps := make([]*stepBatch, len(parts))
+	for k, part := range parts {
+		steps[k] = a.prepare(part.Completions, cfg.KLCoef > 0)
+	}
 	g := a.Model.NewGrads()
 	var first ppo.Result
 	for range epochs {
 		g.Zero()
 		for k, part := range parts {
-			res, err := a.accumulate(g, part, cfg)
+			res, err := a.accumulate(g, part, steps[k], cfg)
 			if err != nil {
 				return first, err
 			}
@@ -93,19 +97,19 @@ func (a *Agent) Update(parts []Part, cfg ppo.Config, epochs int) (ppo.Result, er
 	return first, nil
 }
 
-// accumulate adds weight·dL/dθ of one part to g.
-func (a *Agent) accumulate(g *policy.Grads, part Part, cfg ppo.Config) (ppo.Result, error) {
+// accumulate adds weight·dL/dθ of one part, laid out in s, to g.
+func (a *Agent) accumulate(g *policy.Grads, part Part, s *stepBatch, cfg ppo.Config) (ppo.Result, error) {
 	n := len(part.Completions)
 	if n == 0 {
 		return ppo.Result{}, nil
 	}
-	b := a.forward(part.Completions, cfg.KLCoef > 0)
+	b := a.forward(s)
 	adv := tensor.MustNew[float64](n, maxLen)
 	for i, c := range part.Completions {
 		copy(adv.Row(i), part.Advantages[i][:len(c.Tokens)])
 	}
 	grad := make([]float64, n*maxLen)
-	res, err := ppo.PolicyLoss(grad, ppo.Inputs[float64]{Logp: b.Logp, OldLogp: b.Old, Advantages: adv, Mask: b.Mask, RefLogp: b.Ref}, cfg)
+	res, err := ppo.PolicyLoss(grad, ppo.Inputs[float64]{Logp: b.Logp, OldLogp: s.Old, Advantages: adv, Mask: s.Mask, RefLogp: s.Ref}, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -113,39 +117,59 @@ func (a *Agent) accumulate(g *policy.Grads, part Part, cfg ppo.Config) (ppo.Resu
 	return res, nil
 }
 
-// forwardBatch is a set of completions laid out as [n, maxLen] batches,
-// with the forward passes that backward needs.
-type forwardBatch struct {
-	Completions          []*Completion
-	Logp, Old, Mask, Ref tensor.Batch[float64]
-	passes               [][]*policy.Pass
+// stepBatch is a set of completions laid out as [n, maxLen] batches: what
+// stays the same through a step's epochs — the behaviour log-probabilities,
+// the mask, and the frozen reference's log-probabilities when the loss has a
+// KL term.
+type stepBatch struct {
+	Completions    []*Completion
+	Old, Mask, Ref tensor.Batch[float64]
 }
 
-// forward evaluates the current policy (and the reference, if withRef) on
-// every token of cs.
-func (a *Agent) forward(cs []*Completion, withRef bool) *forwardBatch {
+// prepare lays out cs, evaluating the reference if withRef.
+func (a *Agent) prepare(cs []*Completion, withRef bool) *stepBatch {
 	n := len(cs)
 	mk := func() tensor.Batch[float64] { return tensor.MustNew[float64](n, maxLen) }
-	b := &forwardBatch{Completions: cs, Logp: mk(), Old: mk(), Mask: mk(), passes: make([][]*policy.Pass, n)}
+	s := &stepBatch{Completions: cs, Old: mk(), Mask: mk()}
 	if withRef {
-		b.Ref = mk()
+		s.Ref = mk()
 	}
 	refPass := a.Ref.NewPass()
 	for i, c := range cs {
+		for t, tok := range c.Tokens {
+			k := i*maxLen + t
+			s.Old.Data[k] = c.Logp[t]
+			s.Mask.Data[k] = 1
+			if withRef {
+				a.feats = features(a.feats, c.Prompt, c.Tokens[:t])
+				a.Ref.Forward(refPass, a.feats)
+				s.Ref.Data[k] = math.Log(refPass.P[tok])
+			}
+		}
+	}
+	return s
+}
+
+// forwardBatch is the current policy evaluated on a stepBatch, with the
+// forward passes that backward needs.
+type forwardBatch struct {
+	*stepBatch
+	Logp   tensor.Batch[float64]
+	passes [][]*policy.Pass
+}
+
+// forward evaluates the current policy on every token of s.
+func (a *Agent) forward(s *stepBatch) *forwardBatch {
+	n := len(s.Completions)
+	b := &forwardBatch{stepBatch: s, Logp: tensor.MustNew[float64](n, maxLen), passes: make([][]*policy.Pass, n)}
+	for i, c := range s.Completions {
 		b.passes[i] = make([]*policy.Pass, len(c.Tokens))
 		for t, tok := range c.Tokens {
 			a.feats = features(a.feats, c.Prompt, c.Tokens[:t])
 			p := a.Model.NewPass()
 			a.Model.Forward(p, a.feats)
 			b.passes[i][t] = p
-			k := i*maxLen + t
-			b.Logp.Data[k] = math.Log(p.P[tok])
-			b.Old.Data[k] = c.Logp[t]
-			b.Mask.Data[k] = 1
-			if withRef {
-				a.Ref.Forward(refPass, a.feats)
-				b.Ref.Data[k] = math.Log(refPass.P[tok])
-			}
+			b.Logp.Data[i*maxLen+t] = math.Log(p.P[tok])
 		}
 	}
 	return b

@@ -76,8 +76,9 @@ func (m *avatarMethod) Step(r *runner) (stepStats, error) {
 	a := r.agent
 	g := a.Model.NewGrads()
 	gradOn, gradOff := make([]float64, len(on)*maxLen), make([]float64, n*maxLen)
+	sOn, sOff := a.prepare(on, true), a.prepare(off, true)
 	for range set.Epochs {
-		bOn, bOff := a.forward(on, true), a.forward(off, true)
+		bOn, bOff := a.forward(sOn), a.forward(sOff)
 		res, err = m.obj.Step(gradOn, gradOff,
 			replay.OnPolicy[float64]{Logp: bOn.Logp, OldLogp: bOn.Old, Mask: bOn.Mask, RefLogp: bOn.Ref,
 				Rewards: rewards, Groups: grpo.Contiguous(set.OnPolicy)},
