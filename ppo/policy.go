@@ -344,6 +344,19 @@ func (c Config) clipper() clipper {
 	return clipper{1 - c.ClipLow, 1 + c.ClipHigh, dual}
 }
 
+// clamps returns the log-ratio clamp and the k3 clamp as bounds that the
+// hot loops compare against directly: +Inf where the clamp is off.
+func (c Config) clamps() (logRatio, kl float64) {
+	logRatio, kl = math.Inf(1), math.Inf(1)
+	if c.LogRatioClamp > 0 {
+		logRatio = c.LogRatioClamp
+	}
+	if c.KLClamp > 0 {
+		kl = c.KLClamp
+	}
+	return logRatio, kl
+}
+
 // Which bound of the surrogate is active for a token.
 const (
 	clipNone = iota
@@ -442,14 +455,7 @@ func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 	}
 	cfg := &j.cfg
 	clip := cfg.clipper()
-	clamp := cfg.LogRatioClamp
-	if clamp == 0 {
-		clamp = math.Inf(1)
-	}
-	klClamp := math.Inf(1)
-	if cfg.KLClamp > 0 {
-		klClamp = cfg.KLClamp
-	}
+	clamp, klClamp := cfg.clamps()
 	capAt, capTo := j.behaveCap()
 	k := &kernel.PolicyTokens{
 		Logp: ptr(in.Logp), Old: ptr(in.OldLogp), Adv: ptr(in.Advantages), Mask: ptr(in.Mask),
@@ -501,18 +507,11 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 	lp, old, adv, mask := row(in.Logp), row(in.OldLogp), row(in.Advantages), row(in.Mask)
 	prox, ref, tw := row(in.ProxLogp), row(in.RefLogp), row(in.TokenWeights)
 	grad := j.grad[b*T+from : b*T+to]
-	clamp := j.cfg.LogRatioClamp
-	if clamp == 0 {
-		clamp = math.Inf(1)
-	}
+	clamp, klClamp := j.cfg.clamps()
 	beta := j.cfg.KLCoef
 	k3 := ref != nil && j.cfg.KLEstimator == K3
 	clip := j.cfg.clipper()
 	est := j.cfg.KLEstimator
-	klClamp := math.Inf(1)
-	if j.cfg.KLClamp > 0 {
-		klClamp = j.cfg.KLClamp
-	}
 	capAt, capTo := j.behaveCap()
 	var ratio, behave, negKL [block]float64
 	var dead [block]bool
