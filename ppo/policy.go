@@ -298,15 +298,18 @@ func (j *policyJob[F]) behaveCap() (at, to float64) {
 
 // capBehave caps a behaviour weight w = exp(prox_logp − old_logp).
 func (j *policyJob[F]) capBehave(w float64) (float64, bool) {
-	limit := j.cfg.BehaveCap
+	at, to := j.behaveCap()
+	return capWeight(w, at, to)
+}
+
+// capWeight caps a behaviour weight w with the bounds of behaveCap: above at
+// it becomes to; an infinite weight left uncapped counts 0 (SPEC §1: a
+// non-finite log-ratio gives weight 0). It reports whether the cap bound.
+func capWeight(w, at, to float64) (float64, bool) {
 	switch {
-	case limit > 0 && w > limit:
-		if j.cfg.BehaveCapMode == CapMask {
-			return 0, true
-		}
-		return limit, true
-	case math.IsInf(w, 1):
-		// SPEC §1: a non-finite log-ratio gives weight 0.
+	case w > at:
+		return to, true
+	case w > math.MaxFloat64:
 		return 0, false
 	}
 	return w, false
@@ -581,12 +584,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			}
 			w := 1.0
 			if prox != nil {
-				w = behave[i]
-				if w > capAt {
-					w = capTo
+				var hit bool
+				if w, hit = capWeight(behave[i], capAt, capTo); hit {
 					s.capped++
-				} else if w > math.MaxFloat64 {
-					w = 0 // SPEC §1: a non-finite log-ratio gives weight 0
 				}
 				s.behave += w
 				s.behaveMax = max(s.behaveMax, w)
