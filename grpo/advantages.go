@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/rlpost/rlpost/internal/stat"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -156,7 +157,7 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
 	}
-	mean, ss := batchMoments(rewards)
+	mean, ss := stat.Moments(rewards)
 	if math.IsNaN(mean) || math.IsInf(mean, 0) {
 		// A float64 sum of float32 or finite float64 rewards is finite
 		// unless one of them is not; find which.
@@ -200,38 +201,6 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 		st.VanishingFrac = float64(st.Vanishing) / float64(groups)
 	}
 	return st, nil
-}
-
-// batchMoments returns the mean of r and the sum of squared deviations from
-// it, in two passes with four accumulators each: independent chains of
-// additions, which the processor overlaps, in a fixed order.
-func batchMoments[F tensor.Float](r []F) (mean, ss float64) {
-	var s [4]float64
-	i := 0
-	for ; i+4 <= len(r); i += 4 {
-		s[0] += float64(r[i])
-		s[1] += float64(r[i+1])
-		s[2] += float64(r[i+2])
-		s[3] += float64(r[i+3])
-	}
-	for ; i < len(r); i++ {
-		s[0] += float64(r[i])
-	}
-	mean = ((s[0] + s[1]) + (s[2] + s[3])) / float64(len(r))
-	var q [4]float64
-	i = 0
-	for ; i+4 <= len(r); i += 4 {
-		d0, d1, d2, d3 := float64(r[i])-mean, float64(r[i+1])-mean, float64(r[i+2])-mean, float64(r[i+3])-mean
-		q[0] += d0 * d0
-		q[1] += d1 * d1
-		q[2] += d2 * d2
-		q[3] += d3 * d3
-	}
-	for ; i < len(r); i++ {
-		d := float64(r[i]) - mean
-		q[0] += d * d
-	}
-	return mean, (q[0] + q[1]) + (q[2] + q[3])
 }
 
 // scaleFor returns the factor that turns R − mean into the advantage of a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlpost/rlpost/internal/stat"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -72,16 +73,7 @@ func Advantages[F tensor.Float](dst, rewards, baselines []F, cfg AdvantageConfig
 	if err := tensor.CheckFiniteVec("baselines", baselines); err != nil {
 		return AdvantageStats{}, fmt.Errorf("replay: %w", err)
 	}
-	var sum float64
-	for _, r := range rewards {
-		sum += float64(r)
-	}
-	mean := sum / float64(n)
-	var ss float64
-	for _, r := range rewards {
-		d := float64(r) - mean
-		ss += d * d
-	}
+	mean, ss := stat.Moments(rewards)
 	st := AdvantageStats{N: n, MeanReward: mean}
 	if n > 1 {
 		st.Std = math.Sqrt(ss / float64(n-1))
