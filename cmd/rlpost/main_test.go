@@ -32,9 +32,9 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // TestConformGolden runs every golden case of every implemented op through
 // the conform command in-process.
 func TestConformGolden(t *testing.T) {
-	dir := golden.Dir()
-	if dir == "" {
-		golden.Load(t, "policy_loss") // fails or skips with the usual message
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if len(files) == 0 {
@@ -143,9 +143,9 @@ func TestBench(t *testing.T) {
 // TestGoldenCommand runs `rlpost golden` the way CI does, with this test
 // binary as the rlpost that it runs in subprocesses.
 func TestGoldenCommand(t *testing.T) {
-	dir := golden.Dir()
-	if dir == "" {
-		t.Skip("no golden folder")
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -153,7 +153,7 @@ func TestGoldenCommand(t *testing.T) {
 	}
 	t.Setenv("RLPOST_TEST_AS_MAIN", "1")
 	code, out, errOut := runCmd(t, "", "golden", "-bin", exe, filepath.Join(dir, "policy_loss.jsonl"), filepath.Join(dir, "group_advantages.jsonl"))
-	if code != 0 || !strings.Contains(out, "golden: 48 passed, 0 failed, 0 skipped") {
+	if code != 0 || !strings.Contains(out, "golden: 200 passed, 0 failed, 0 skipped") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
 	// A deliberately wrong expectation must fail.

@@ -97,7 +97,7 @@ func TestTASRequestDefaults(t *testing.T) {
 // tas_weights ops: no panic, and a response always encodes as JSON (no NaN
 // or infinity).
 func FuzzGAERequests(f *testing.F) {
-	if dir := golden.Dir(); dir != "" {
+	if dir, err := golden.Dir(); err == nil {
 		for _, op := range []string{"gae", "bilevel_gae", "tas_weights"} {
 			cases, err := golden.Read(dir, op)
 			if err != nil {
