@@ -8,7 +8,7 @@ import (
 )
 
 // Strategy picks the target frames ψ′ from ψS1, the frames the high-reward
-// responses look at, and ψS2, those of the low-reward responses (seed 001,
+// responses look at, and ψS2, those of the low-reward responses (APPO, arXiv 2602.23823,
 // §3.2, after Eq. 8).
 type Strategy int
 

@@ -1,5 +1,5 @@
 // Package appo computes the token weights of APPO, Attention-guided
-// Perception Policy Optimization (seed 001, §3.2, Eq. 3–14), as SPEC §6
+// Perception Policy Optimization (APPO, arXiv 2602.23823, §3.2, Eq. 3–14), as docs/spec.md#appo
 // interprets it; the paper has no official code.
 //
 // APPO reweights, within a group of G responses to one video question, the
@@ -57,7 +57,7 @@
 // ppo.Inputs.TokenWeights (Scatter lays them out as a [G, T] batch) with
 // grpo.DAPOLoss().
 //
-// # Decisions where the paper is vague (SPEC §6)
+// # Decisions where the paper is vague (docs/spec.md#appo)
 //
 //   - Every top-K ranks by value and breaks ties by the lower index, token
 //     or frame; a K larger than what exists takes all. A response shorter

@@ -1,5 +1,5 @@
 // Package gae estimates per-token advantages and returns from token
-// rewards and critic values (SPEC §3): token-level GAE with general masks,
+// rewards and critic values (docs/spec.md#gae): token-level GAE with general masks,
 // Bi-Level GAE for multi-turn agents, turn-level GAE, and masked whitening.
 //
 // # Token-level GAE (Schulman et al. 2015; verl; VAGEN Alg. 1 lines 17–22)

@@ -1,5 +1,5 @@
 // Package grpo computes advantages from outcome rewards and configures the
-// group-relative policy losses built on package ppo (SPEC §2).
+// group-relative policy losses built on package ppo (docs/spec.md#group-advantages).
 //
 // For a group of G responses to one prompt with rewards R_1..R_G:
 //
@@ -17,7 +17,7 @@
 //
 // Reward shaping around the advantage:
 //
-//	AReaL (seed 002):    r' = clip((r + bias)·scale, −c, c), bias −0.5, scale 10, c 20
+//	AReaL (LLaVA-OV-1.5): r' = clip((r + bias)·scale, −c, c), bias −0.5, scale 10, c 20
 //	DAPO overlong:       r' = r + min(−(|y| − (L_max − L_cache))/L_cache · f, 0), and r − f past L_max
 //	DAPO dynamic sampling: keep a group iff its rewards are not all equal (or it has one member)
 //

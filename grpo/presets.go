@@ -31,7 +31,7 @@ func DAPOLoss() ppo.Config {
 	return c
 }
 
-// DecoupledLoss returns AReaL's decoupled PPO (seed 002): clip 0.2/0.28
+// DecoupledLoss returns AReaL's decoupled PPO (as LLaVA-OneVision-1.5's RL write-up trains with it): clip 0.2/0.28
 // against the proximal policy, behaviour importance weight capped at 5 by
 // truncation, token mean, no KL. Give ppo.Inputs a ProxLogp.
 func DecoupledLoss() ppo.Config {

@@ -8,7 +8,7 @@ import (
 )
 
 // Shaping is AReaL's reward transform r' = clip((r + Bias)·Scale, −Clip, Clip)
-// (seed 002: bias −0.5, scale 10, clip 20).
+// (LLaVA-OneVision-1.5's RL write-up: bias −0.5, scale 10, clip 20).
 type Shaping struct {
 	Bias, Scale float64
 	// Clip bounds the result to ±Clip; 0 means no clipping.

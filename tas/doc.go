@@ -1,5 +1,5 @@
-// Package tas computes Temporal Advantage Shaping weights (AVATAR, seed 000
-// §4.2, Eq. 5–6; SPEC §4): a per-token weight that depends on where the
+// Package tas computes Temporal Advantage Shaping weights (AVATAR, arXiv 2508.03100,
+// §4.2, Eq. 5–6; docs/spec.md#tas): a per-token weight that depends on where the
 // token sits in its response, applied to the response's advantage.
 //
 // For a response with L valid tokens at valid positions t = 0..L−1,

@@ -1,5 +1,5 @@
 // Command rlpost is how other teams and scripts use rlpost without writing
-// Go: it answers the JSON contract of CONFORMANCE.md, verifies model output,
+// Go: it answers the JSON contract of docs/conformance.md, verifies model output,
 // and measures the hot paths.
 //
 // Usage:

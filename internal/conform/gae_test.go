@@ -27,7 +27,7 @@ func runJSON(t *testing.T, req string) (map[string]any, error) {
 }
 
 func TestGAERequests(t *testing.T) {
-	// SPEC §3's golden row through the JSON contract, with the documented
+	// docs/spec.md#gae's golden row through the JSON contract, with the documented
 	// defaults (γ = λ = 1, γ_turn = 0.95) left out of the request.
 	const row = `"rewards": [[0, -0.01, 0, 0.5, 0, 0, 0, 1]], "values": [[0.1, 0.2, 0.3, 0.4, 0, 0, 0.6, 0.7]], "mask": [[0, 1, 1, 1, 0, 0, 1, 1]]`
 	for _, c := range []struct {
