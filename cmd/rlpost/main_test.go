@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/internal/conform"
 	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMain lets the test binary stand in for the rlpost binary, so that the
@@ -178,4 +180,37 @@ func TestUsage(t *testing.T) {
 	if code, out, _ := runCmd(t, "", "help"); code != 0 || !strings.Contains(out, "conform") {
 		t.Errorf("help: exit %d %s", code, out)
 	}
+}
+
+// TestCommandHelp: every command answers -h with its usage on stdout and
+// exit 0, like a Go tool, and a bad flag with the usage on stderr and exit 2.
+func TestCommandHelp(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", name, "-h")
+			require.Equal(t, 0, code, "stderr: %s", errOut)
+			assert.Contains(t, out, "usage: rlpost "+name)
+			assert.False(t, strings.HasPrefix(out, `{"error"`), "help answered with a JSON error: %s", out)
+
+			code, out, errOut = runCmd(t, "", "help", name)
+			require.Equal(t, 0, code)
+			assert.Contains(t, out, "usage: rlpost "+name)
+
+			code, _, errOut = runCmd(t, "", name, "-no-such-flag")
+			assert.Equal(t, 2, code)
+			assert.Contains(t, errOut, "flag provided but not defined")
+			assert.Contains(t, errOut, "usage: rlpost "+name)
+		})
+	}
+	code, _, errOut := runCmd(t, "", "help", "frob")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown command "frob"`)
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd(t, "", "version")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `^rlpost \S+ \(.*go1\.\d+.*\)\n$`, out)
+	code, _, _ = runCmd(t, "", "version", "extra")
+	assert.Equal(t, 2, code)
 }
