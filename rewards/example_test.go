@@ -83,6 +83,7 @@ func ExampleAVATARStage2() {
 func ExampleJudgeTurn() {
 	judge := &rewards.FakeJudge{} // token overlap; a real judge asks a model
 	response := "<think><observation>box left of target</observation>" +
+		"<reasoning>push the box right</reasoning>" +
 		"<prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), judge, 0, response,
 		"box left of target", "box on target")

@@ -163,7 +163,7 @@ func FuzzNumeric(f *testing.F) {
 }
 
 func FuzzGroundingWorldModelingFormat(f *testing.F) {
-	f.Add("<think><observation>o</observation><prediction>p</prediction></think><answer>a</answer>")
+	f.Add("<think><observation>o</observation><reasoning>r</reasoning><prediction>p</prediction></think><answer>a</answer>")
 	f.Add("<think><prediction></think>")
 	f.Fuzz(func(t *testing.T, s string) {
 		if rewards.GroundingWorldModelingFormat(s) {
