@@ -24,7 +24,7 @@
 //
 // Composite holds any such weighted sum.
 //
-// # Turn rewards (VAGEN, "Reinforcing Visual State Reasoning for Multi-Turn VLM Agents", §5.3)
+// # Turn rewards (VAGEN, §5.3)
 //
 //	r_t = r_reason + r_format + R(s_t, a_t),   r_reason = β_g·I_g + β_w·I_w,
 //
@@ -38,13 +38,15 @@
 // verifiers.Registry), verifier_parm, accuracy_ratio a and format_ratio f
 // (defaults 1.0 and 0.1). Its reward is
 //
-//	reward = (a·acc + f·format) / (a + f),
+//	reward = a·acc + f·format,
 //
-// with acc the named verifier's score and format V-Triune's Eq. 2 unless
-// the Router says otherwise. A Router scores a whole batch in one call on a
+// V-Triune's α_acc·R_acc + α_format·R_format (§3.2, after Eq. 3), with acc
+// the named verifier's score and format V-Triune's Eq. 2 unless the Router
+// says otherwise. The weighted mean (a·acc + f·format)/(a + f), which
+// rlpost computed before, is RouteSpec.CombineNormalized. A Router scores a whole batch in one call on a
 // bounded pool of goroutines under the caller's context; a sample whose
 // spec, reference or verifier fails gets its own error and a reward of 0,
-// and the rest of the batch goes on. Rewards land in [0, 1]; AReaL's reward
+// and the rest of the batch goes on. Rewards land in [0, a + f]; AReaL's reward
 // scaling and DAPO's overlong shaping are applied afterwards with
 // grpo.Shape and grpo.Overlong.
 //
