@@ -25,7 +25,8 @@ import (
 type RepetitionConfig struct {
 	// TopK is how many of the most frequent past sentences the max-heap
 	// holds (the "top frequent sentences" a response is matched against).
-	// VAGEN does not give the heap's size; rlpost uses 10.
+	// VAGEN does not give the heap's size; rlpost uses 10. While fewer than
+	// TopK distinct sentences are recorded, all of them are in the heap.
 	TopK int
 	// Threshold is the F1 below which a repeated sentence is penalised;
 	// 0.7 in VAGEN's Sokoban runs.
