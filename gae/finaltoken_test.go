@@ -3,6 +3,7 @@ package gae_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/rlpost/rlpost/gae"
@@ -53,5 +54,60 @@ func TestBiLevelFinalTokenRuleValidated(t *testing.T) {
 	err := cfg.Validate()
 	if !errors.Is(err, tensor.ErrRange) {
 		t.Fatalf("Validate with FinalToken 7 = %v, want ErrRange", err)
+	}
+}
+
+// refBiLevelDelta is Algorithm 2 with line 18 as printed, stage by stage:
+// turn advantages first, then each turn's inner recursion seeded at its last
+// token with δ + A_turn, δ = γ_token·V(next valid token, 0 at the end) −
+// V[last].
+func refBiLevelDelta(r, v, m, e []float64, gTok, lTok, gTurn, lTurn float64) []float64 {
+	adv := make([]float64, len(m))
+	turnA := turnAdvantages(r, v, e, gTurn, lTurn)
+	ts := turns(m, e)
+	for k, turn := range ts {
+		last := turn[len(turn)-1]
+		next := 0.0
+		if k+1 < len(ts) {
+			next = v[ts[k+1][0]]
+		}
+		adv[last] = turnA[last] + gTok*next - v[last]
+		for i := len(turn) - 2; i >= 0; i-- {
+			t, n := turn[i], turn[i+1]
+			adv[t] = r[t] + gTok*v[n] - v[t] + gTok*lTok*adv[n]
+		}
+	}
+	return adv
+}
+
+func TestBiLevelFinalTokenDeltaRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 2))
+	for iter := range 500 {
+		T := 1 + rng.IntN(24)
+		m, e, r, v := make([]float64, T), make([]float64, T), make([]float64, T), make([]float64, T)
+		for i := range T {
+			if rng.IntN(4) > 0 {
+				m[i] = 1
+			}
+			r[i], v[i] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		// Turn ends: the last valid token of every run, plus random cuts.
+		for i := range T {
+			if m[i] == 1 && (i+1 == T || m[i+1] == 0 || rng.IntN(5) == 0) {
+				e[i] = 1
+			}
+		}
+		cfg := gae.BiLevelConfig{GammaToken: rng.Float64(), LambdaToken: rng.Float64(), GammaTurn: rng.Float64(), LambdaTurn: rng.Float64(),
+			FinalToken: gae.TurnAdvantagePlusDelta}
+		adv, ret := make([]float64, T), make([]float64, T)
+		if err := gae.BiLevel(adv, ret, must(r), must(v), must(m), must(e), cfg); err != nil {
+			t.Fatal(err)
+		}
+		want := refBiLevelDelta(r, v, m, e, cfg.GammaToken, cfg.LambdaToken, cfg.GammaTurn, cfg.LambdaTurn)
+		for i := range want {
+			if math.Abs(adv[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
+				t.Fatalf("iteration %d: A = %v, reference %v (m %v, e %v)", iter, adv, want, m, e)
+			}
+		}
 	}
 }

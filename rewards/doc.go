@@ -32,6 +32,28 @@
 // VAGENTurnConfig); JudgeTurn asks a Judge for I_g and I_w from the
 // <observation> and <prediction> sections of a Grounding-WorldModeling turn.
 //
+// VerdictJudge turns a judge model's reply into I ∈ {0, 1} with
+// ParseVerdict, which reads the <answer>YES</answer> or
+// <answer>NO</answer> VAGEN's judge prompts ask for (Appendix D.1.1).
+// GroundingWorldModelingFormat is VAGEN's Table 5 format, <reasoning>
+// included (verifiers.VAGENFormat checks all five strategies).
+//
+// # Structured reasoning reward and repetition penalty (VAGEN Appendix D.1.2)
+//
+// The reasoning, converted by a parser model into a dictionary of entities
+// and relations, scores the F1 of its facts against the ground-truth
+// dictionary (verifiers.StructuredF1). A response whose sentence is among
+// the TopK most frequent sentences of the history (a max-heap) and whose
+// F1 < 0.7 gets −0.1:
+//
+//	reward = F1 + penalty,  penalty = −0.1 if repeated ∧ F1 < 0.7, else 0   (ScoreStructured)
+//
+// The history is a RepetitionTracker the trainer owns: Penalty reads it
+// (concurrently), Record adds a step's sentences afterwards, Snapshot and
+// RestoreRepetitionTracker carry it across restarts. VAGEN gives neither
+// the heap's size nor a memory bound; rlpost uses TopK 10 and 65536
+// distinct sentences.
+//
 // # Sample-level routing (V-Triune, "One RL to See Them All", §3.1, Fig. 8)
 //
 // Every sample carries a RouteSpec: data_source, verifier (a key of a
@@ -60,4 +82,9 @@
 // being reflective when it holds one of the 15 words of Reflective.
 // Snapshot, Reset and Flush serve a trainer that logs once a step; Metrics
 // flattens a snapshot for a logger.
+//
+// FixedIoU is §3.3's auxiliary fixed-threshold IoU: per source, the share
+// of localisation answers with raw IoU ≥ 0.5 (IoU@50, the threshold §4.5
+// and Appendix J monitor) and their mean raw IoU, unaffected by the Dynamic
+// IoU schedule of the training reward.
 package rewards

@@ -100,3 +100,28 @@ func ExampleJudgeTurn() {
 	fmt.Println(r[0]) // 0.5·1 + 0.5·1 + 0.5 + 10
 	// Output: 11.5
 }
+
+// VAGEN's anti-hacking reward: structured F1, and −0.1 for a frequent
+// sentence repeated with F1 < 0.7. The tracker is the trainer's state:
+// score a step's responses, then record their sentences.
+func ExampleRepetitionTracker() {
+	tr, err := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	truth := `{"box0": ["below player"], "target0": ["below box0"]}`
+	sentence := "The box is below the player and the target is below the box."
+	for step := range 2 {
+		s, err := rewards.ScoreStructured(tr, sentence, `{"box0": ["below player"], "target0": ["left of box0"]}`, truth)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("step %d: F1 %.2f repeated %v reward %.2f\n", step, s.F1, s.Repeated, s.Reward)
+		tr.Record(sentence)
+	}
+	// Output:
+	// step 0: F1 0.50 repeated false reward 0.50
+	// step 1: F1 0.50 repeated true reward 0.40
+}

@@ -174,3 +174,18 @@ func FuzzGroundingWorldModelingFormat(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{"<think>x</think><answer>YES</answer>", "<answer>no.</answer>", "<answer>", "YES", "<answer>YES</answer><answer>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1<<14 {
+			return
+		}
+		yes, err := rewards.ParseVerdict(s)
+		if err == nil && !strings.Contains(strings.ToLower(s), map[bool]string{true: "yes", false: "no"}[yes]) {
+			t.Fatalf("ParseVerdict(%q) = %v without the word", s, yes)
+		}
+	})
+}

@@ -36,7 +36,9 @@ type RouteSpec struct {
 	FormatRatio   float64          `json:"format_ratio"`
 }
 
-// DefaultRouteSpec returns a spec with V-Triune's ratios a = 1.0, f = 0.1.
+// DefaultRouteSpec returns a spec with the ratios a = 1.0, f = 0.1. V-Triune
+// routes every sample with its own accuracy_ratio and format_ratio (Fig. 8)
+// and states no default; these are rlpost's.
 func DefaultRouteSpec() RouteSpec { return RouteSpec{AccuracyRatio: 1, FormatRatio: 0.1} }
 
 // UnmarshalJSON decodes a spec on top of the default ratios.
