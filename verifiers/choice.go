@@ -21,31 +21,143 @@ func FirstLetter(s string) (rune, bool) {
 }
 
 // Choice scores a multiple-choice answer (LLaVA-OneVision-1.5
-// multiple_choice): the first letter of the extracted answer against the
-// first letter of ref, case-insensitively. Score 1 or 0.
+// multiple_choice) read from the answer slot: the slot must name exactly
+// one option letter (ReadChoice), which must equal the option of ref,
+// case-insensitively. Score 1 or 0. A slot naming several options
+// ("A, B, C, D", "A or B", "(A) (B)") or none scores 0 with a Reason.
 //
-// Parameters: "extract" (default "auto").
+// Parameters: "extract" (default "slot"), "lenient" (default false).
 func Choice(ctx context.Context, pred, ref string, p Params) (Result, error) {
 	return choiceRule.verify(ctx, pred, ref, p)
 }
 
-var choiceRule = rule{name: "choice", extract: ExtractAuto, score: scoreChoice}
+var choiceRule = rule{name: "choice", extract: ExtractSlot, score: scoreChoice}
 
 func scoreChoice(_ context.Context, ans string, found bool, ref string, _ Params) (Result, error) {
-	gold, ok := FirstLetter(ref)
+	gold, _, ok := ReadChoice(ref)
 	if !ok {
-		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no letter in %q", clip(ref))
+		r, ok := FirstLetter(ref)
+		if !ok {
+			return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no letter in %q", clip(ref))
+		}
+		gold = unicode.ToUpper(r)
 	}
-	got, ok := FirstLetter(ans)
-	if !found || !ok {
+	if !found {
 		return Result{}, nil
 	}
-	res := Result{Parsed: string(unicode.ToUpper(got))}
-	if strings.EqualFold(string(got), string(gold)) {
+	got, reason, ok := ReadChoice(ans)
+	if !ok {
+		return Result{Reason: reason}, nil
+	}
+	res := Result{Parsed: string(got)}
+	if got == gold {
 		res.Score, res.Correct = 1, true
 	}
 	return res, nil
 }
+
+// ReadChoice reads the option letter an answer names, upper-cased: "B",
+// "(B)", "B)", "B.", "B: 42", "**B**", "Option B", "the answer is (D)",
+// "\textbf{(C)}". The letter must open the answer (after "option",
+// "choice", "answer" and punctuation) and stand alone: "A cat sat" names
+// no option. An answer naming two or more different options in option
+// form ("A, B", "A or B", "(A) (B)", "B) or C)") names none; reason says
+// why ok is false.
+func ReadChoice(s string) (letter rune, reason string, ok bool) {
+	s = choiceNoise.Replace(s)
+	s = strings.TrimSpace(s)
+	for changed := true; changed; {
+		changed = false
+		for _, w := range [...]string{"the", "correct", "final", "answer", "option", "choice", "is", ":", "-"} {
+			if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) && (len(s) == len(w) || !isWordByte(s[len(w)]) || !isWordByte(w[0])) {
+				s, changed = strings.TrimSpace(s[len(w):]), true
+			}
+		}
+	}
+	if s == "" {
+		return 0, "no option letter in the answer", false
+	}
+	if r, n := utf8.DecodeRuneInString(s); n == len(s) && unicode.IsLetter(r) {
+		return unicode.ToUpper(r), "", true // one letter of any script
+	}
+	r, end, ok := optionAt(s, 0, true)
+	if !ok {
+		return 0, "the answer does not open with an option letter", false
+	}
+	// Any other option named in option form makes it a list.
+	for i := end; i < len(s); i++ {
+		if o, _, ok := optionAt(s, i, false); ok && o != r {
+			return 0, "several options in the answer", false
+		}
+	}
+	return r, "", true
+}
+
+// choiceNoise are the wrappers removed before a choice is read.
+var choiceNoise = strings.NewReplacer(`\textbf{`, "", `\text{`, "", `\mathrm{`, "", `\mathbf{`, "", "{", "", "}", "",
+	`\ `, " ", `\quad`, " ", "$", "", "*", "", "`", "", "\"", "", "'", "", "_", " ")
+
+// optionAt reads an option letter at s[i]: "(B)", "[B]", or a capital (or
+// at the start, any) letter standing alone. lead marks the start of the
+// answer, where a bare letter needs only to be followed by the end, a
+// space-free mark (".", ")", ":", ",") or an option text after ") "/". ";
+// elsewhere a letter counts as an option when in brackets, followed by
+// ")", "." or ",", at the end, or after "or"/"and"/",".
+func optionAt(s string, i int, lead bool) (rune, int, bool) {
+	if i > 0 && isWordByte(s[i-1]) {
+		return 0, 0, false
+	}
+	if i < len(s) && (s[i] == '(' || s[i] == '[') {
+		j := i + 1
+		if j+1 < len(s) && isASCIILetter(s[j]) && (s[j+1] == ')' || s[j+1] == ']') {
+			if lead || isUpper(s[j]) {
+				return unicode.ToUpper(rune(s[j])), j + 2, true
+			}
+		}
+		return 0, 0, false
+	}
+	if i >= len(s) || !isASCIILetter(s[i]) || i+1 < len(s) && isWordByte(s[i+1]) {
+		return 0, 0, false
+	}
+	c := s[i]
+	next := byte(0)
+	if i+1 < len(s) {
+		next = s[i+1]
+	}
+	r := unicode.ToUpper(rune(c))
+	if lead {
+		switch next {
+		case 0, '.', ')', ':', ',', ';', ']':
+			return r, i + 1, true
+		}
+		if strings.TrimSpace(s[i+1:]) == "" || strings.TrimRight(s[i+1:], " .!") == "" {
+			return r, i + 1, true
+		}
+		return 0, 0, false
+	}
+	if !isUpper(c) || c == 'I' && next != ')' {
+		return 0, 0, false
+	}
+	switch next {
+	case 0, ')', ',', ']':
+		return r, i + 1, true
+	case '.':
+		if i+2 >= len(s) || s[i+2] == ' ' || s[i+2] == '\n' {
+			return r, i + 1, true
+		}
+	}
+	if strings.TrimRight(s[i+1:], " .!") == "" {
+		return r, i + 1, true
+	}
+	before := strings.TrimRight(s[:i], " ")
+	if strings.HasSuffix(before, ",") || strings.HasSuffix(strings.ToLower(before), " or") || strings.HasSuffix(strings.ToLower(before), " and") || strings.HasSuffix(before, "/") {
+		return r, i + 1, true
+	}
+	return 0, 0, false
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+func isUpper(c byte) bool       { return 'A' <= c && c <= 'Z' }
 
 // clip shortens s for an error message.
 func clip(s string) string {

@@ -51,6 +51,14 @@ type Result struct {
 	// Parsed is what the verifier extracted from the prediction, "" when it
 	// found nothing to score.
 	Parsed string
+	// Timeout reports a call stopped by its deadline (the context's or the
+	// verifier's own budget) before it could decide; Score is 0 then.
+	Timeout bool `json:"timeout,omitempty"`
+	// Reason says why the score is 0 when the verifier could not read an
+	// answer or stopped at a limit: no answer slot, several different
+	// answers, a malformed slot, a timeout, an input over a size limit.
+	// It is "" for an answer that was read and judged wrong.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Verifier scores a prediction (model output) against a reference under
@@ -179,7 +187,7 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	if len(p) > 0 {
 		known := r.params
 		if r.extract != "" {
-			known = append(known[:len(known):len(known)], "extract")
+			known = append(known[:len(known):len(known)], "extract", "lenient")
 		}
 		if err := p.Only(known...); err != nil {
 			return Result{}, wrap(r.name, err)
@@ -195,6 +203,13 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	res, err := r.score(ctx, ans, found, ref, p)
 	if err != nil {
 		return Result{}, wrap(r.name, err)
+	}
+	if !found && res.Reason == "" {
+		res.Reason = "no answer found"
+		if mode, _ := p.String("extract", r.extract); mode == ExtractSlot {
+			lenient, _ := p.Bool("lenient", false)
+			_, res.Reason = AnswerSlot(pred, lenient)
+		}
 	}
 	return res, nil
 }

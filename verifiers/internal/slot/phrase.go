@@ -1,0 +1,300 @@
+package slot
+
+import "strings"
+
+// vspan is the value after an answer phrase.
+type vspan struct{ start, end int }
+
+// phraseVerbs may follow "answer" in an answer phrase.
+var phraseVerbs = [...]string{"is", "are", "would be", "should be", "will be", "must be", "equals"}
+
+// lastPhrase returns the start of the last answer phrase of t ("the final
+// answer is", "Answer:", "answer =", "####") and the span of its value, or
+// −1. A phrase whose value opens with a negation ("is not 4") is not an
+// answer phrase.
+func lastPhrase(t string) (int, vspan) {
+	best, bestAfter := -1, 0
+	consider := func(start, after int) {
+		if start > best && !negated(t, after) {
+			best, bestAfter = start, after
+		}
+	}
+	if k := strings.LastIndex(t, "####"); k >= 0 {
+		consider(k, k+4)
+	}
+	// Scan every "answer" word; keep the last that forms a phrase.
+	for i := 0; i+6 <= len(t); i++ {
+		k := indexFold(t[i:], "answer")
+		if k < 0 {
+			break
+		}
+		i += k
+		a := i
+		if a > 0 && isLetter(t[a-1]) {
+			continue
+		}
+		q := a + 6
+		if q < len(t) && (t[q] == 's' || t[q] == 'S') {
+			q++
+		}
+		if q < len(t) && isLetter(t[q]) {
+			continue
+		}
+		q = skip(t, q, " *_")
+		after := -1
+		switch {
+		case q < len(t) && (t[q] == ':' || t[q] == '='):
+			after = q + 1
+		default:
+			for _, v := range phraseVerbs {
+				if wordAtFold(t, q, v) {
+					after = q + len(v)
+					break
+				}
+			}
+		}
+		if after < 0 {
+			continue
+		}
+		start := a
+		if p := prevWord(t, a); p >= 0 && (wordAtFold(t, p, "final") || wordAtFold(t, p, "the")) {
+			start = p
+			if p2 := prevWord(t, p); p2 >= 0 && wordAtFold(t, p2, "the") {
+				start = p2
+			}
+		}
+		consider(start, after)
+	}
+	if best < 0 {
+		return -1, vspan{}
+	}
+	return best, valueSpan(t, bestAfter)
+}
+
+// negated reports whether the value after an answer phrase opens with a
+// negation: "the answer is not 4" names no answer.
+func negated(t string, i int) bool {
+	i = skip(t, i, " \t*:\"'")
+	return wordAtFold(t, i, "not") || wordAtFold(t, i, "never") || wordAtFold(t, i, "unknown")
+}
+
+// valueSpan returns the value that starts at or after i: the rest of the
+// sentence (or, when the line is empty, of the next non-empty line), math
+// environments and brace groups read whole.
+func valueSpan(t string, i int) vspan {
+	i = skip(t, i, " \t*:\"'")
+	if i < len(t) && (t[i] == '\n' || t[i] == '\r') {
+		i = skip(t, i, " \t\r\n*:")
+	}
+	if i >= len(t) {
+		return vspan{i, i} // an empty value: the phrase still counts, and scores 0
+	}
+	limit := min(len(t), i+MaxValue)
+	j := i
+	depth := 0
+scan:
+	for j < limit {
+		c := t[j]
+		switch {
+		case c == '\\' && j+1 < len(t) && (t[j+1] == '(' || t[j+1] == '['):
+			closer := `\)`
+			if t[j+1] == '[' {
+				closer = `\]`
+			}
+			e := strings.Index(t[j+2:limit], closer)
+			if e < 0 {
+				j = limit
+				break scan
+			}
+			j += 2 + e + 2
+			continue
+		case c == '\\':
+			j += 2
+			continue
+		case c == '$':
+			n := 1
+			if j+1 < len(t) && t[j+1] == '$' {
+				n = 2
+			}
+			e := strings.Index(t[j+n:limit], t[j:j+n])
+			if e < 0 {
+				j = limit
+				break scan
+			}
+			j += n + e + n
+			continue
+		case c == '{':
+			depth++
+		case c == '}':
+			if depth > 0 {
+				depth--
+			}
+		case depth > 0:
+		case c == '\n':
+			break scan
+		case c == '!' || c == '?':
+			break scan
+		case c == '.' && (j+1 == len(t) || t[j+1] == ' ' || t[j+1] == '\n' || t[j+1] == '\r' || t[j+1] == '<'):
+			break scan
+		case c == '<' && (strings.HasPrefix(t[j:], "<|") || strings.HasPrefix(t[j:], "</")):
+			break scan
+		}
+		j++
+	}
+	return vspan{i, min(j, len(t))}
+}
+
+// finalLine returns the last non-empty line of t when it is a bare answer:
+// at most MaxFinalLine bytes and a formula (at most one word of prose), or
+// a sentence that ends with its only math environment.
+func finalLine(t string) (int, int, bool) {
+	e := len(t)
+	for e > 0 && strings.IndexByte(" \t\r\n", t[e-1]) >= 0 {
+		e--
+	}
+	if e == 0 {
+		return 0, 0, false
+	}
+	s := strings.LastIndexByte(t[:e], '\n') + 1
+	for s < e && (t[s] == ' ' || t[s] == '\t') {
+		s++
+	}
+	line := t[s:e]
+	if len(line) > MaxFinalLine {
+		return 0, 0, false
+	}
+	if proseWords(line) <= 1 && strings.ContainsFunc(line, func(r rune) bool {
+		return r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r == '\\' || r > 0x7f
+	}) {
+		return s, e, true
+	}
+	if endsWithOnlyEnv(line) {
+		return s, e, true
+	}
+	return 0, 0, false
+}
+
+// formulaWords are the letter runs of three or more letters that a bare
+// answer may hold without being prose: functions, constants, units,
+// connectives and the words of a choice ("Option B").
+var formulaWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`sin cos tan sec csc cot log exp sqrt abs max min gcd lcm and pi inf infty
+		infinity pct percent percentage arcsin arccos arctan sinh cosh tanh floor ceil mod pmod deg degree degrees
+		option choice cm mm km kg mg mph kmh sec min hrs hour hours minute minutes second seconds meter meters
+		metre metres inch inches foot feet yard yards mile miles dollar dollars cent cents unit units sq cubic
+		liter liters litre litres radian radians rad ohm volt volts watt watts joule joules newton newtons
+		kelvin celsius fahrenheit true false yes none`) {
+		formulaWords[w] = true
+	}
+}
+
+// proseWords counts the words of three or more letters in s that are not
+// formula words, outside command names and \text{…} groups.
+func proseWords(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				j++
+			}
+			i = j
+		case isLetter(c):
+			j := i
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if j-i >= 3 && !formulaWords[strings.ToLower(s[i:j])] {
+				n++
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return n
+}
+
+// endsWithOnlyEnv reports whether line holds exactly one math environment
+// ($…$, $$…$$, \(…\), \[…\]) and nothing after it but punctuation.
+func endsWithOnlyEnv(line string) bool {
+	type env struct{ open, close string }
+	count, lastEnd := 0, -1
+	for i := 0; i < len(line); {
+		var e env
+		switch {
+		case strings.HasPrefix(line[i:], "$$"):
+			e = env{"$$", "$$"}
+		case line[i] == '$':
+			e = env{"$", "$"}
+		case strings.HasPrefix(line[i:], `\(`):
+			e = env{`\(`, `\)`}
+		case strings.HasPrefix(line[i:], `\[`):
+			e = env{`\[`, `\]`}
+		case line[i] == '\\':
+			i += 2
+			continue
+		default:
+			i++
+			continue
+		}
+		k := strings.Index(line[i+len(e.open):], e.close)
+		if k < 0 {
+			return false
+		}
+		count++
+		i += len(e.open) + k + len(e.close)
+		lastEnd = i
+	}
+	return count == 1 && strings.Trim(line[lastEnd:], " .,;!") == ""
+}
+
+func skip(t string, i int, set string) int {
+	for i < len(t) && strings.IndexByte(set, t[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// prevWord returns the start of the word before position i (skipping
+// spaces and *), or −1.
+func prevWord(t string, i int) int {
+	k := i
+	for k > 0 && (t[k-1] == ' ' || t[k-1] == '*') {
+		k--
+	}
+	e := k
+	for k > 0 && isLetter(t[k-1]) {
+		k--
+	}
+	if k == e {
+		return -1
+	}
+	return k
+}
+
+func wordAtFold(t string, i int, w string) bool {
+	return i >= 0 && i+len(w) <= len(t) && strings.EqualFold(t[i:i+len(w)], w) && (i+len(w) == len(t) || !isLetter(t[i+len(w)]))
+}
+
+// indexFold is strings.Index for an ASCII lower-case needle, ignoring case.
+func indexFold(s, lower string) int {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		k := strings.IndexAny(s[i:], lower[:1]+strings.ToUpper(lower[:1]))
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if i+len(lower) <= len(s) && strings.EqualFold(s[i:i+len(lower)], lower) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,38 @@
+package slot
+
+import "testing"
+
+func TestFind(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		kind Kind
+		text string
+	}{
+		{"The answer is 42.", Phrase, "42"},
+		{"So the final answer is $\\frac{1}{2}$. I hope it is correct.", Phrase, "$\\frac{1}{2}$"},
+		{"blah \\boxed{3} and \\boxed{4}", Boxed, "3, 4"},
+		{"blah \\boxed{3} then \\boxed{4}", None, ""},
+		{"blah \\boxed{3} then \\boxed{ 3 }", Boxed, "3"},
+		{"The answer is 3. Let me write \\boxed{4", None, ""},
+		{"<think>the answer is 4</think>", None, ""},
+		{"<think>the answer is 4", None, ""},
+		{"<think>x</think><answer>Because the angle is obtuse, the answer is D.</answer>", Phrase, "D"},
+		{"<answer>B</answer>", Tag, "B"},
+		{"<answer> </answer>", None, ""},
+		{"<answer>3</answer> more <answer>4", None, ""},
+		{"A cat sat on the mat", None, ""},
+		{"We compute stuff.\n$x = 5$", FinalLine, "$x = 5$"},
+		{"We find that $x \\lt 3$.", FinalLine, "We find that $x \\lt 3$."},
+		{"so we multiply 6 by 7 to get 42", None, ""},
+		{"Answer:\n\n  17\n", Phrase, "17"},
+		{"#### 72", Phrase, "72"},
+		{"The answer is not 5.", None, ""},
+		{"Option B", FinalLine, "Option B"},
+		{"\\boxed{}", None, ""},
+	} {
+		s := Find(c.in, false)
+		if s.Kind != c.kind || c.kind != None && s.Text() != c.text {
+			t.Errorf("Find(%q) = %v %q (%s), want %v %q", c.in, s.Kind, s.Text(), s.Reason, c.kind, c.text)
+		}
+	}
+}
