@@ -119,12 +119,15 @@ func TestHostileInputsAreBounded(t *testing.T) {
 	t.Logf("%d calls, mean %v, slowest %v (%s)", calls, total/time.Duration(calls), slowest, slowestCase)
 }
 
-func TestOverLimitIsAnError(t *testing.T) {
+// TestOverLimit checks that a pred over the size limit is a verdict of 0
+// with a reason (model output earns nothing), and a ref over it is the
+// trainer's error.
+func TestOverLimit(t *testing.T) {
 	big := strings.Repeat("a", verifiers.MaxInputBytes+1)
 	for name, v := range allVerifiers(t) {
 		start := time.Now()
-		if _, err := v.Verify(context.Background(), big, validRefs[name], nil); !errors.Is(err, verifiers.ErrTooLarge) {
-			t.Errorf("%s with pred over the limit: %v", name, err)
+		if res, err := v.Verify(context.Background(), big, validRefs[name], nil); err != nil || res.Score != 0 || res.Reason == "" {
+			t.Errorf("%s with pred over the limit: %+v, %v; want 0 with a reason", name, res, err)
 		}
 		if _, err := v.Verify(context.Background(), "x", big, nil); !errors.Is(err, verifiers.ErrTooLarge) {
 			t.Errorf("%s with ref over the limit: %v", name, err)

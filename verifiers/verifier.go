@@ -181,8 +181,8 @@ type rule struct {
 }
 
 func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, wrap(r.name, err)
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason}, wrap(r.name, err)
 	}
 	if len(p) > 0 {
 		known := r.params
@@ -214,18 +214,20 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	return res, nil
 }
 
-// checkInputs is the common preamble of the built-in verifiers.
-func checkInputs(ctx context.Context, pred, ref string) error {
+// checkInputs is the common preamble of the built-in verifiers. A ref
+// over the limit is the trainer's error; a pred over it is model output
+// that earns 0, with a reason.
+func checkInputs(ctx context.Context, pred, ref string) (reason string, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(pred) > MaxInputBytes {
-		return tensor.Errorf(ErrTooLarge, "pred", nil, "%d bytes, limit %d", len(pred), MaxInputBytes)
+		return "", err
 	}
 	if len(ref) > MaxInputBytes {
-		return tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes, limit %d", len(ref), MaxInputBytes)
+		return "", tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes, limit %d", len(ref), MaxInputBytes)
 	}
-	return nil
+	if len(pred) > MaxInputBytes {
+		return fmt.Sprintf("limit: pred is %d bytes, over %d", len(pred), MaxInputBytes), nil
+	}
+	return "", nil
 }
 
 // wrap prefixes an error of the built-in verifier name.

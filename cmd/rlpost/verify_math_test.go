@@ -10,12 +10,12 @@ import (
 
 // TestMathVerifyCasesThroughVerify sends Math-Verify's own test cases to
 // `rlpost verify` as JSONL, one line per case with "verifier": "math" and the
-// case's settings as params, and requires at least 95 % right among the cases
-// that must match and among those that must not.
+// case's settings as params, and requires at least 95 % right among the
+// cases that must match and 97 % among those that must not.
 func TestMathVerifyCasesThroughVerify(t *testing.T) {
 	dir, skip, err := mvcases.Dir()
 	if skip {
-		t.Skip("RLPOST_MATHVERIFY=skip")
+		t.Skip(mvcases.SkipMessage)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 		}
 	}
 	t.Logf("rlpost verify on %d Math-Verify cases: %v", len(cases), tally)
-	if pt, pf := tally.Percent(); pt < 95 || pf < 95 {
-		t.Errorf("below 95%%: %v", tally)
+	if pt, pf := tally.Percent(); pt < 95 || pf < 97 {
+		t.Errorf("below 95%% (must match) or 97%% (must not): %v", tally)
 	}
 }

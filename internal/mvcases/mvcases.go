@@ -26,8 +26,13 @@ type Case struct {
 	Notes    string `json:"notes"`
 }
 
+// SkipMessage is what a test that needs the cases says when it skips.
+const SkipMessage = "Math-Verify cases not found: they live outside the repository, in ../shared/mathverify beside it or the folder named by $RLPOST_MATHVERIFY"
+
 // Dir returns ../shared/mathverify beside the repository root, or the folder
-// named by $RLPOST_MATHVERIFY; "" with skip = true when that is "skip".
+// named by $RLPOST_MATHVERIFY; "" with skip = true when that is "skip" or
+// when the folder is absent: the cases are not part of the repository, so
+// their tests skip (with SkipMessage) rather than fail.
 func Dir() (dir string, skip bool, err error) {
 	if d := os.Getenv("RLPOST_MATHVERIFY"); d != "" {
 		return d, d == "skip", nil
@@ -40,7 +45,7 @@ func Dir() (dir string, skip bool, err error) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			m := filepath.Join(d, "..", "shared", "mathverify")
 			if _, err := os.Stat(m); err != nil {
-				return "", false, fmt.Errorf("missing %s: the Math-Verify cases live beside the repository (or set RLPOST_MATHVERIFY)", m)
+				return "", true, nil
 			}
 			return m, false, nil
 		}

@@ -61,9 +61,15 @@ type extractor struct {
 }
 
 // extract finds the answer in text: the last <answer>…</answer> block if
-// there is one, then candidates by priority (see doc.go).
-func extract(text string, o *Options, gold bool, bud *budget) answer {
-	t, tagged := answerTag(text)
+// there is one, then candidates by priority (see doc.go). slotted marks a
+// pred already cut to its answer slot: it is read whole where it parses,
+// and every other constant value in it is returned in others, so that the
+// caller can refuse "3 or 4".
+func extract(text string, o *Options, gold, slotted bool, bud *budget) (ans answer, others []*node) {
+	t, tagged := text, true
+	if !slotted {
+		t, tagged = answerTag(text)
+	}
 	x := &extractor{t: t, o: o, gold: gold, latex: o.Match&MatchLatex != 0, expr: o.Match&MatchExpr != 0,
 		choice: o.Match&MatchChoice != 0, parenFailLine: -1, dollarFailLine: -1}
 	x.collect(tagged)
@@ -93,16 +99,44 @@ func extract(text string, o *Options, gold bool, bud *budget) answer {
 			continue
 		}
 		if n, err := parseAnswer(c.raw, c.plain, o.MaxDepth, bud); err == nil {
-			return answer{node: n, raw: strings.TrimSpace(c.raw)}
+			if slotted {
+				others = x.otherValues(c, n, bud)
+			}
+			return answer{node: n, raw: strings.TrimSpace(c.raw)}, others
 		}
 	}
 	if len(order) > 0 {
-		return answer{raw: strings.TrimSpace(cands[order[0]].raw)}
+		return answer{raw: strings.TrimSpace(cands[order[0]].raw)}, nil
 	}
-	if gold {
-		return answer{raw: strings.TrimSpace(t)}
+	if gold || slotted {
+		return answer{raw: strings.TrimSpace(t)}, nil
 	}
-	return answer{}
+	return answer{}, nil
+}
+
+// maxOthers bounds the other values otherValues parses.
+const maxOthers = 8
+
+// otherValues returns the constant values of the plain candidates of a
+// slot that lie outside the chosen candidate c: in "the answer is 3 or 4"
+// the 4. Nothing when c itself is not constant (it names variables).
+func (x *extractor) otherValues(c *candidate, n *node, bud *budget) []*node {
+	if len(freeVars(n).names) != 0 {
+		return nil
+	}
+	var out []*node
+	tried := 0
+	for i := range x.cands {
+		d := &x.cands[i]
+		if d.prio != prioLast || d.end > c.start && d.start < c.end || tried >= maxOthers || len(d.raw) > maxAnswerLen {
+			continue
+		}
+		tried++
+		if m, err := parseAnswer(d.raw, d.plain, x.o.MaxDepth, bud); err == nil && len(freeVars(m).names) == 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // answerTag returns the content of the last <answer> block, unclosed

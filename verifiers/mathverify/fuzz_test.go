@@ -102,7 +102,7 @@ func FuzzExtract(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer slow(t, 3*time.Second, s)()
-		a := extract(s, &o, match&8 != 0, newBudget(context.Background(), time.Second))
+		a, _ := extract(s, &o, match&8 != 0, false, newBudget(context.Background(), time.Second))
 		if a.node != nil {
 			_ = a.node.String()
 		}

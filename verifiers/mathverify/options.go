@@ -62,6 +62,11 @@ type Options struct {
 	// MaxFactorial is the largest n for which n! and binomials are
 	// computed. Default 1000.
 	MaxFactorial int
+	// Lenient reads a pred without an answer slot as Math-Verify does,
+	// taking the last number or formula anywhere in it. By default (false)
+	// the pred's answer is read from its answer slot only (doc.go, "Answer
+	// slot"), and a pred without one is not correct.
+	Lenient bool
 	// Timeout bounds one Verify call in addition to the context's own
 	// deadline; 0 means none. It is a safety net for hostile input (typical
 	// calls take microseconds). Default 1 s.
@@ -153,6 +158,7 @@ func validChoices(s string) bool {
 //	max_depth                int    (MaxDepth)
 //	max_exponent             int    (MaxExponent)
 //	max_factorial            int    (MaxFactorial)
+//	lenient                  bool   read a pred without an answer slot whole (Lenient)
 //	timeout_ms               number milliseconds, 0 = no limit of its own (Timeout)
 //
 // Numbers may arrive as float64 (encoding/json) or as Go integers; integer
@@ -193,6 +199,8 @@ func ParseOptions(params map[string]any) (Options, error) {
 			o.MaxExponent, err = intParam(k, v)
 		case "max_factorial":
 			o.MaxFactorial, err = intParam(k, v)
+		case "lenient":
+			o.Lenient, err = boolParam(k, v)
 		case "timeout_ms":
 			var ms float64
 			ms, err = numParam(k, v)
@@ -215,7 +223,7 @@ func ParseOptions(params map[string]any) (Options, error) {
 
 var paramKeys = []string{
 	"allow_set_relation_comp", "boxed_priority", "choices", "match_types",
-	"max_depth", "max_exponent", "max_factorial", "max_input_len",
+	"lenient", "max_depth", "max_exponent", "max_factorial", "max_input_len",
 	"precision", "strict", "timeout_ms",
 }
 

@@ -21,7 +21,7 @@ import (
 func TestParseCases(t *testing.T) {
 	dir, skip, err := mvcases.Dir()
 	if skip {
-		t.Skip("RLPOST_MATHVERIFY=skip")
+		t.Skip(mvcases.SkipMessage)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestParseCases(t *testing.T) {
 			continue
 		}
 		ran++
-		a := extract(c.Input, &o, false, newBudget(context.Background(), time.Second))
+		a, _ := extract(c.Input, &o, false, false, newBudget(context.Background(), time.Second))
 		got := ""
 		if a.node != nil {
 			got = a.node.String()

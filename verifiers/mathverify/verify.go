@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // ErrInternal wraps a panic recovered inside Verify. It is a bug in this
@@ -25,6 +26,12 @@ type Result struct {
 	// for logs ("" when nothing was found; text that did not parse as
 	// is), cut at 1000 bytes.
 	Gold, Pred string
+	// Timeout reports a call stopped by the context's deadline or
+	// Options.Timeout before it could decide; Score is 0.
+	Timeout bool
+	// Reason says why a pred scored 0 without being judged: no answer
+	// slot, several different answers, a malformed slot, a timeout.
+	Reason string
 }
 
 // testHookPanic, when set by a test, is called inside Verify's recovery
@@ -62,23 +69,56 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 	}
 	bud := newBudget(ctx, opts.Timeout)
 	if !bud.check() {
-		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+		if err := timedOut(bud); err != nil {
+			return Result{}, err
+		}
+		return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
 	}
 	if testHookPanic != nil {
 		testHookPanic()
 	}
-	ga := extract(gold, &opts, true, bud)
-	pa := extract(pred, &opts, false, bud)
+	ga, _ := extract(gold, &opts, true, false, bud)
+	var (
+		pa     answer
+		others []*node
+	)
+	if opts.Lenient {
+		pa, _ = extract(pred, &opts, false, false, bud)
+	} else {
+		s := slot.Find(pred, false)
+		if s.Kind == slot.None {
+			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
+		}
+		pa, others = extract(pred[s.Start:s.End], &opts, false, true, bud)
+	}
 	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
+	for _, o := range others {
+		if !c.equal(pa.node, o) && bud.err == nil {
+			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
+		}
+	}
 	correct := c.answersEqual(ga, pa)
+	if err := timedOut(bud); err != nil {
+		return Result{}, err
+	}
 	if bud.err != nil {
-		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
 	}
 	res = Result{Correct: correct, Gold: ga.String(), Pred: pa.String()}
 	if correct {
 		res.Score = 1
 	}
 	return res, nil
+}
+
+// timedOut returns the budget's error when the caller cancelled the
+// context: that is the caller's decision, not a verdict. An expired
+// deadline or time budget is a verdict instead (Result.Timeout).
+func timedOut(bud *budget) error {
+	if bud.err != nil && errors.Is(bud.err, context.Canceled) {
+		return fmt.Errorf("mathverify: %w", bud.err)
+	}
+	return nil
 }
 
 // maxRender bounds the text of Result.Gold and Result.Pred.

@@ -14,6 +14,7 @@ var phraseVerbs = [...]string{"is", "are", "would be", "should be", "will be", "
 // answer phrase.
 func lastPhrase(t string) (int, vspan) {
 	best, bestAfter := -1, 0
+	var back vspan // the value of a phrase "X is the answer", read backwards
 	consider := func(start, after int) {
 		if start > best && !negated(t, after) {
 			best, bestAfter = start, after
@@ -45,6 +46,13 @@ func lastPhrase(t string) (int, vspan) {
 		switch {
 		case q < len(t) && (t[q] == ':' || t[q] == '='):
 			after = q + 1
+		case q < len(t) && (t[q] == '$' || strings.HasPrefix(t[q:], `\[`) || strings.HasPrefix(t[q:], `\(`)) && q > a+6:
+			after = q
+		case isBackPhrase(t, a, q):
+			if s, e, ok := backValue(t, a); ok && s > best {
+				best, bestAfter, back = s, -1, vspan{s, e}
+			}
+			continue
 		default:
 			for _, v := range phraseVerbs {
 				if wordAtFold(t, q, v) {
@@ -65,10 +73,75 @@ func lastPhrase(t string) (int, vspan) {
 		}
 		consider(start, after)
 	}
+	for _, noun := range backNouns[1:] {
+		for i := 0; i+len(noun) <= len(t); i++ {
+			k := indexFold(t[i:], noun)
+			if k < 0 {
+				break
+			}
+			i += k
+			q := i + len(noun)
+			if i > 0 && isLetter(t[i-1]) || q < len(t) && isLetter(t[q]) || !isBackPhrase(t, i, q) {
+				continue
+			}
+			if s, e, ok := backValue(t, i); ok && s > best {
+				best, bestAfter, back = s, -1, vspan{s, e}
+			}
+		}
+	}
 	if best < 0 {
 		return -1, vspan{}
 	}
+	if bestAfter < 0 {
+		return best, back
+	}
 	return best, valueSpan(t, bestAfter)
+}
+
+// backWords may follow "answer" when the phrase names its value before it.
+var backNouns = [...]string{"answer", "solution", "result"}
+
+// isBackPhrase reports "… is the answer." / "… is our final answer": the
+// word at a ends its sentence and is preceded by "is the", "is our", "is
+// my", optionally with "final".
+func isBackPhrase(t string, a, q int) bool {
+	if q < len(t) && t[q] != '.' && t[q] != '\n' && t[q] != '!' {
+		return false
+	}
+	p := prevWord(t, a)
+	if p >= 0 && wordAtFold(t, p, "final") {
+		p = prevWord(t, p)
+	}
+	if p < 0 || !(wordAtFold(t, p, "the") || wordAtFold(t, p, "our") || wordAtFold(t, p, "my")) {
+		return false
+	}
+	p = prevWord(t, p)
+	return p >= 0 && wordAtFold(t, p, "is")
+}
+
+// backValue returns the sentence before "is the answer" that names the
+// value: from the sentence start to the "is".
+func backValue(t string, a int) (int, int, bool) {
+	p := prevWord(t, a)
+	for k := 0; k < 3 && p >= 0 && !wordAtFold(t, p, "is"); k++ {
+		p = prevWord(t, p)
+	}
+	if p < 0 || !wordAtFold(t, p, "is") {
+		return 0, 0, false
+	}
+	e := p
+	s := e
+	for s > 0 && e-s < MaxValue {
+		c := t[s-1]
+		if c == '\n' || (c == '.' || c == '!' || c == '?') && s < len(t) && t[s] == ' ' {
+			break
+		}
+		s--
+	}
+	if strings.TrimSpace(t[s:e]) == "" {
+		return 0, 0, false
+	}
+	return s, e, true
 }
 
 // negated reports whether the value after an answer phrase opens with a
@@ -134,7 +207,7 @@ scan:
 			break scan
 		case c == '!' || c == '?':
 			break scan
-		case c == '.' && (j+1 == len(t) || t[j+1] == ' ' || t[j+1] == '\n' || t[j+1] == '\r' || t[j+1] == '<'):
+		case c == '.' && (j+1 == len(t) || t[j+1] == ' ' || t[j+1] == '\n' || t[j+1] == '\r' || t[j+1] == '<') && !(j >= 2 && isLetter(t[j-1]) && t[j-2] == '.'):
 			break scan
 		case c == '<' && (strings.HasPrefix(t[j:], "<|") || strings.HasPrefix(t[j:], "</")):
 			break scan
@@ -204,6 +277,14 @@ func proseWords(s string) int {
 			}
 			if j == i+1 {
 				j++
+			}
+			switch s[i+1 : j] {
+			case "begin", "end", "text", "textbf", "textrm", "mathrm", "mbox", "operatorname", "mathbf":
+				if j < len(s) && s[j] == '{' {
+					if e := strings.IndexByte(s[j:], '}'); e >= 0 {
+						j += e + 1
+					}
+				}
 			}
 			i = j
 		case isLetter(c):

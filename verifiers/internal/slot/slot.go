@@ -208,7 +208,9 @@ func findBoxes(t string) (boxes []span, openAfter int) {
 					continue
 				}
 			}
-			i++ // an escaped character is not a brace
+			if i+1 < len(t) && (t[i+1] == '{' || t[i+1] == '}') {
+				i++ // an escaped brace is not a brace
+			}
 		case '{':
 			stack = append(stack, frame{i, i, false})
 		case '}':
@@ -281,20 +283,59 @@ func squash(s string) string {
 }
 
 // groupSep reports whether the text between two boxes joins them into one
-// answer: only "and", "or", commas, spacing and \text{and}.
+// answer (a list, which never equals a single value): "and", "or",
+// commas and spacing, up to four words inside \text{}, and a "name ="
+// naming the next box ("y_1 = \boxed{…} and y_2 = \boxed{…}").
 func groupSep(s string) bool {
-	if len(s) > 80 {
+	if len(s) > 200 {
 		return false
 	}
-	for _, noise := range [...]string{`\quad`, `\qquad`, `\text{and}`, `\text{ and }`, `\text{or}`, `\text{ or }`, `\(`, `\)`, `\[`, `\]`, `\,`, `\;`, `\ `, "$", "~"} {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "=") {
+		s = strings.TrimRight(s[:len(s)-1], " ")
+		k := len(s)
+		for k > 0 && (isLetter(s[k-1]) || s[k-1] >= '0' && s[k-1] <= '9' || strings.IndexByte("_{}^'", s[k-1]) >= 0) {
+			k--
+		}
+		s = s[:k]
+	}
+	for _, noise := range [...]string{`\quad`, `\qquad`, `\(`, `\)`, `\[`, `\]`, `\,`, `\;`, `\!`, `\ `, `\\`, "$", "~", "&"} {
 		s = strings.ReplaceAll(s, noise, " ")
 	}
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\n' || r == '\t' }) {
-		if w = strings.ToLower(w); w != "and" && w != "or" {
+	textWords := 0
+	for s != "" {
+		i := strings.IndexByte(s, '\\')
+		head := s
+		if i >= 0 {
+			head = s[:i]
+		}
+		for _, w := range strings.FieldsFunc(head, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\n' || r == '\t' || r == '.' }) {
+			if w = strings.ToLower(w); w != "and" && w != "or" {
+				return false
+			}
+		}
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		if name := s[i+1 : j]; name != "text" && name != "textbf" && name != "mbox" && name != "textrm" {
 			return false
 		}
+		j = skip(s, j, " ")
+		if j >= len(s) || s[j] != '{' {
+			return false
+		}
+		e := strings.IndexByte(s[j:], '}')
+		if e < 0 {
+			return false
+		}
+		textWords += len(strings.Fields(s[j+1 : j+e]))
+		s = s[j+e+1:]
 	}
-	return true
+	return textWords <= 4
 }
 
 // percentAfter extends end over a percent mark that follows a box.

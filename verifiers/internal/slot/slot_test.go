@@ -36,3 +36,25 @@ func TestFind(t *testing.T) {
 		}
 	}
 }
+
+func TestFindMore(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		kind Kind
+		text string
+	}{
+		{"Thus $x <= 2$ is our answer.", Phrase, "Thus $x <= 2$"},
+		{"Therefore $x \\geq 5$ is the solution.", Phrase, "Therefore $x \\geq 5$"},
+		{"Answer $$ \n 9 \n $$", Phrase, "$$ \n 9 \n $$"},
+		{"answer: ten, i.e. 10 apples", Phrase, "ten, i.e. 10 apples"},
+		{`$$\boxed{(3, 3)} \text{ for part (a) and } \boxed{(1, 1)}$$`, Boxed, "(3, 3), (1, 1)"},
+		{`\(y_1 = \boxed{a} \) and \( y_2 = \boxed{b} \)`, Boxed, "a, b"},
+		{`are $\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}.$`, Boxed, `\\left( 3, \\frac{\\pi}{2} \\right)`},
+		{`\begin{bmatrix}1 & 2\\3 & 4\end{bmatrix}`, FinalLine, `\begin{bmatrix}1 & 2\\3 & 4\end{bmatrix}`},
+	} {
+		s := Find(c.in, false)
+		if s.Kind != c.kind || c.kind != None && s.Text() != c.text {
+			t.Errorf("Find(%q) = %v %q (%s), want %v %q", c.in, s.Kind, s.Text(), s.Reason, c.kind, c.text)
+		}
+	}
+}
