@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
 
@@ -201,12 +202,33 @@ func TestRouteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range out {
-		if !errors.Is(o.Err, context.DeadlineExceeded) {
-			t.Errorf("outcome %+v, want a deadline error", o)
+		if o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
+			t.Errorf("outcome %+v, want a timeout verdict of 0", o)
 		}
 	}
-	// A per-sample timeout is a verification failure and is counted.
-	if s := diag.Snapshot(); len(s) != 1 || s[0].Failed != 2 {
+	// A per-sample timeout is a verdict of 0: in the means and counted.
+	if s := diag.Snapshot(); len(s) != 1 || s[0].Count != 2 || s[0].Timeouts != 2 || s[0].Failed != 0 {
 		t.Errorf("diagnostics %+v", s)
+	}
+}
+
+func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
+	var s rewards.RouteSpec
+	for _, in := range []string{
+		`{"verifier": "math", "accuracy_ratio": 1e308, "format_ratio": 1e308}`,
+		`{"verifier": "math", "accuracy_ratio": -1}`,
+		`{"verifier": "math", "format_ratio": -0.1}`,
+	} {
+		if err := json.Unmarshal([]byte(in), &s); !errors.Is(err, tensor.ErrRange) {
+			t.Errorf("%s: %v, want ErrRange", in, err)
+		}
+	}
+	spec := rewards.DefaultRouteSpec()
+	spec.Verifier = "math"
+	for _, bad := range []float64{math.NaN(), math.Inf(1), -1, math.MaxFloat64} {
+		spec.AccuracyRatio, spec.FormatRatio = bad, math.MaxFloat64
+		if err := spec.Validate(); err == nil {
+			t.Errorf("ratios %v, %v accepted", bad, math.MaxFloat64)
+		}
 	}
 }
