@@ -152,9 +152,9 @@ func (r *Registry) Verify(ctx context.Context, name, pred, ref string, params Pa
 
 // Default is the registry the package-level functions use. It holds the
 // built-in verifiers under the keys of CONFORMANCE.md (choice, number, iou,
-// detection, ocr, html, format, format_tags) and answer; see the package
-// documentation. "math" is added by package mathverify's adapter and "svg"
-// by a caller with a renderer.
+// detection, ocr, html, format, format_tags), answer, math (package
+// mathverify) and svg (without a renderer; see SVG); see the package
+// documentation.
 var Default = new(Registry)
 
 // Register adds v to the Default registry.
