@@ -19,7 +19,8 @@ type comparer struct {
 
 // Random evaluation: every variable gets numSamples values in
 // [0.35, 2.65] from a fixed hash of (sample, variable position), the same
-// on both sides; summation bounds get integers 2…6.
+// on both sides, then the same values with negative and mixed signs
+// (signedAgree); summation bounds get integers 2…6.
 const numSamples = 6
 
 func sampleValue(i, j int) float64 {
@@ -106,12 +107,20 @@ func (c *comparer) equal(g, p *node) bool {
 		if allOps(p, opEq) || isMembership(p) {
 			return c.equal(g, last(p))
 		}
-		if orderRel(p) && g.isSetLike() && c.o.AllowSetRelationComp {
+		// An inequality answers an interval gold as the set it defines
+		// (x > 2 is (2, ∞)); other set golds need AllowSetRelationComp.
+		if orderRel(p) && g.isSetLike() && (c.o.AllowSetRelationComp || isIntervalKind(g) || infiniteEnd(g)) {
 			return c.relSet(p, g, nil)
 		}
 		return false
 	}
 	return c.valueEqual(g, p)
+}
+
+// infiniteEnd reports a pair with an infinite end, (2, ∞), which can
+// only be an interval.
+func infiniteEnd(n *node) bool {
+	return n.k == kTuple && len(n.args) == 2 && (infSign(n.args[0]) != 0 || infSign(n.args[1]) != 0)
 }
 
 func isIntervalKind(n *node) bool {
@@ -560,7 +569,45 @@ func (c *comparer) randomEqual(a, b *node, v vars, approx bool) bool {
 		}
 		valid++
 	}
-	return valid >= 3
+	if valid < 3 {
+		return false
+	}
+	return c.signedAgree(a, b, e, v, approx)
+}
+
+// signedAgree probes a and b again at points where the variables take
+// negative and mixed signs, so that |x|, √(x²) and x, which agree on
+// positive numbers, stay distinct. Only points where both sides are real
+// count: principal branches of roots and logarithms of negative numbers
+// differ between equivalent real forms (x^{1/3} and ∛x).
+func (c *comparer) signedAgree(a, b *node, e *env, v vars, approx bool) bool {
+	for i := 0; i < numSamples; i++ {
+		c.bind(e, v, i)
+		for j, name := range v.names {
+			if !v.ints[name] && (i+j)%2 == 0 {
+				e.vals[j] = -e.vals[j]
+			}
+		}
+		za, ok1 := c.ev.eval(a, e)
+		zb, ok2 := c.ev.eval(b, e)
+		if !ok1 || !ok2 || !realValue(za) || !realValue(zb) {
+			continue
+		}
+		d := math.Abs(real(za) - real(zb))
+		m := math.Max(math.Abs(real(za)), math.Abs(real(zb)))
+		if approx {
+			if d > 0.5*math.Pow(10, -float64(c.o.Precision))*math.Max(1, m) {
+				return false
+			}
+		} else if d > 1e-8*m && d > 1e-11 {
+			return false
+		}
+	}
+	return true
+}
+
+func realValue(z complex128) bool {
+	return !cmplx.IsNaN(z) && !cmplx.IsInf(z) && math.Abs(imag(z)) <= 1e-12*math.Max(1, math.Abs(real(z)))
 }
 
 func (c *comparer) bind(e *env, v vars, i int) {

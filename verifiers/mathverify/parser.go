@@ -465,6 +465,15 @@ func (p *parser) parseTerm() (*node, error) {
 			}
 		case p.skipUnit():
 			// a unit after a value carries no value
+		case p.spacedMixed(a, t):
+			// 1 1/2 is one and a half (see spacedMixed)
+			frac := bin(kDiv, &node{k: kNum, rat: p.toks[p.pos].rat}, &node{k: kNum, rat: p.toks[p.pos+2].rat})
+			p.pos += 3
+			if a.k == kNeg {
+				a = neg(bin(kAdd, a.args[0], frac))
+			} else {
+				a = bin(kAdd, a, frac)
+			}
 		case p.startsImplicit(t):
 			b, err := p.parsePower()
 			if err != nil {
@@ -479,6 +488,28 @@ func (p *parser) parseTerm() (*node, error) {
 			return a, nil
 		}
 	}
+}
+
+// spacedMixed reports a mixed number written with a space, "1 1/2" or
+// "-2 3/4": an integer a, then after white space an integer fraction n/d
+// with 0 < n < d that nothing binds more tightly (no ^ after d). Without
+// the space, "11/2" is eleven halves.
+func (p *parser) spacedMixed(a *node, t token) bool {
+	whole := a
+	if whole.k == kNeg {
+		whole = whole.args[0]
+	}
+	if whole.k != kNum || whole.approx || !whole.rat.IsInt() || t.kind != tNum || t.approx || t.rat == nil || !t.rat.IsInt() {
+		return false
+	}
+	if p.pos == 0 || p.toks[p.pos-1].kind != tNum || p.toks[p.pos-1].pos+len(p.toks[p.pos-1].text) >= t.pos {
+		return false
+	}
+	slash, den, after := p.peekAt(1), p.peekAt(2), p.peekAt(3)
+	if !(slash.kind == tOp && slash.text == "/") || den.kind != tNum || den.approx || den.rat == nil || !den.rat.IsInt() || after.kind == tOp && after.text == "^" {
+		return false
+	}
+	return t.rat.Sign() > 0 && t.rat.Cmp(den.rat) < 0
 }
 
 // mixedNumber reads 2\frac{1}{2} as 2½ = 5/2, the way it is written in
@@ -512,7 +543,7 @@ func (p *parser) skipUnit() bool {
 		if _, sep := p.separator(); sep {
 			return false
 		}
-	case t.kind == tText && t.aux == "mathrm" && unitWords[strings.ToLower(strings.TrimSpace(t.text))]:
+	case t.kind == tText && t.aux == "mathrm" && unitWords[strings.ToLower(strings.Trim(t.text, " ~\\,;!"))]:
 	case t.kind == tWord && unitWords[strings.ToLower(t.text)] && len(p.bound) == 0:
 		// A unit word must end the value: "5 min" is a unit, "min(a, b)"
 		// and "5 m x" are not.

@@ -142,6 +142,9 @@ func (a answer) String() string {
 // answersEqual compares the extracted answers: their trees, then their
 // texts, since an answer that does not parse (12:00) still equals itself.
 func (c *comparer) answersEqual(g, p answer) bool {
+	if eq, done := c.amcEqual(g.raw, p.raw); done {
+		return eq
+	}
 	if g.node != nil && p.node != nil {
 		gn, pn := expandPM(g.node), expandPM(p.node)
 		if !c.o.Strict {
