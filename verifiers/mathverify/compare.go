@@ -525,14 +525,27 @@ func (c *comparer) numEqual(a, b *node) bool {
 		if approx {
 			return c.closePrec(real(za), real(zb)) && c.closePrec(imag(za), imag(zb))
 		}
-		return closeRel(za, zb)
+		if !closeRel(za, zb) {
+			return false
+		}
+		if eq, ok := c.preciseEqual(a, b); ok {
+			return eq
+		}
+		return true
 	}
 	return c.randomEqual(a, b, v, approx)
 }
 
+// relTol is the relative tolerance of constants and of random probes
+// compared in float64, where neither side is exact and no decimal sets a
+// precision: loose enough for rounding in identities (√2·√3 = √6, sin²
+// + cos² = 1), far too tight for visibly different closed forms (π and
+// 355/113 differ by 8·10^−8). Σ and Π beyond float64 go to preciseEqual.
+const relTol = 1e-11
+
 func closeRel(a, b complex128) bool {
 	d := cmplx.Abs(a - b)
-	return d <= 1e-9*math.Max(cmplx.Abs(a), cmplx.Abs(b)) || d <= 1e-12
+	return d <= relTol*math.Max(cmplx.Abs(a), cmplx.Abs(b)) || d <= 1e-12
 }
 
 // closePrec: a and b agree to Options.Precision decimal places; below 0.1
@@ -564,7 +577,7 @@ func (c *comparer) randomEqual(a, b *node, v vars, approx bool) bool {
 			if d > 0.5*math.Pow(10, -float64(c.o.Precision))*math.Max(1, m) {
 				return false
 			}
-		} else if d > 1e-8*m && d > 1e-11 {
+		} else if d > relTol*m && d > 1e-11 {
 			return false
 		}
 		valid++
@@ -599,7 +612,7 @@ func (c *comparer) signedAgree(a, b *node, e *env, v vars, approx bool) bool {
 			if d > 0.5*math.Pow(10, -float64(c.o.Precision))*math.Max(1, m) {
 				return false
 			}
-		} else if d > 1e-8*m && d > 1e-11 {
+		} else if d > relTol*m && d > 1e-11 {
 			return false
 		}
 	}
