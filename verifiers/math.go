@@ -18,6 +18,9 @@ import (
 // "timeout_ms", and "lenient" (read a response without an answer slot
 // whole, as Math-Verify does; default false: no slot, no score).
 func Math(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := p.checkSize(); err != nil {
+		return Result{}, wrap("math", err)
+	}
 	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
 		return Result{Reason: reason}, err
 	}

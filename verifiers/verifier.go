@@ -181,6 +181,9 @@ type rule struct {
 }
 
 func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := p.checkSize(); err != nil {
+		return Result{}, wrap(r.name, err)
+	}
 	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
 		return Result{Reason: reason}, wrap(r.name, err)
 	}
@@ -228,6 +231,16 @@ func checkInputs(ctx context.Context, pred, ref string) (reason string, err erro
 		return fmt.Sprintf("limit: pred is %d bytes, over %d", len(pred), MaxInputBytes), nil
 	}
 	return "", nil
+}
+
+// deadlineResult turns an expired deadline into a verdict: score 0 with
+// Timeout and a reason. Other errors (a cancelled context among them) stay
+// errors.
+func deadlineResult(err error) (Result, error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Result{Timeout: true, Reason: "timeout: " + err.Error()}, nil
+	}
+	return Result{}, err
 }
 
 // wrap prefixes an error of the built-in verifier name.

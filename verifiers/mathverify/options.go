@@ -69,7 +69,8 @@ type Options struct {
 	Lenient bool
 	// Timeout bounds one Verify call in addition to the context's own
 	// deadline; 0 means none. It is a safety net for hostile input (typical
-	// calls take microseconds). Default 1 s.
+	// calls take microseconds). A call that reaches it is a verdict of 0
+	// with Result.Timeout set, not an error. Default 30 ms.
 	Timeout time.Duration
 }
 
@@ -86,7 +87,7 @@ func DefaultOptions() Options {
 		MaxDepth:      64,
 		MaxExponent:   10000,
 		MaxFactorial:  1000,
-		Timeout:       time.Second,
+		Timeout:       30 * time.Millisecond,
 	}
 }
 

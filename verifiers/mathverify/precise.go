@@ -8,8 +8,8 @@ import (
 // Π of rational terms whose value is within float64's rounding of the
 // other side. Σ_{k=1}^{10000} 1/k^50 is 1 + 8.9·10^−16, which no float64
 // tolerance tells from 1; summed at precisePrec bits it differs from 1 at
-// the 50th bit. Terms are computed exactly (each a rational within
-// maxExactBits) and rounded once to precisePrec bits.
+// the 50th bit. Numbers enter exactly and every operation rounds to
+// precisePrec bits.
 
 // precisePrec is the mantissa of the high-precision path, in bits.
 const precisePrec = 256
@@ -25,10 +25,23 @@ func (ev *evaluator) precise(n *node) (*big.Float, bool) {
 	if !ev.bud.ok() {
 		return nil, false
 	}
-	if r, ok := ev.exact(n); ok {
-		return new(big.Float).SetPrec(precisePrec).SetRat(r), true
-	}
 	switch n.k {
+	case kNum, kBase:
+		return new(big.Float).SetPrec(precisePrec).SetRat(n.rat), true
+	case kPow:
+		x, ok := ev.precise(n.args[0])
+		if !ok {
+			return nil, false
+		}
+		e, ok := ev.exact(n.args[1])
+		if !ok || !e.IsInt() || !e.Num().IsInt64() {
+			return nil, false
+		}
+		k := e.Num().Int64()
+		if k > int64(ev.o.MaxExponent) || k < -int64(ev.o.MaxExponent) || k < 0 && x.Sign() == 0 {
+			return nil, false
+		}
+		return powFloat(x, k), true
 	case kNeg:
 		x, ok := ev.precise(n.args[0])
 		if !ok {
@@ -62,7 +75,39 @@ func (ev *evaluator) precise(n *node) (*big.Float, bool) {
 	case kSum, kProd:
 		return ev.preciseBigOp(n)
 	}
+	if r, ok := ev.exact(n); ok {
+		return new(big.Float).SetPrec(precisePrec).SetRat(r), true
+	}
 	return nil, false
+}
+
+// powFloat returns x^k by repeated squaring, in x's precision. It
+// squares into a second buffer rather than in place: big.Float allocates
+// anew when a product aliases its operand.
+func powFloat(x *big.Float, k int64) *big.Float {
+	neg := k < 0
+	if neg {
+		k = -k
+	}
+	r := new(big.Float).SetPrec(precisePrec).SetInt64(1)
+	t := new(big.Float).SetPrec(precisePrec)
+	sq := new(big.Float).SetPrec(precisePrec)
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			t.Mul(r, x)
+			r, t = t, r
+		}
+		if k > 1 {
+			sq.Mul(x, x)
+			x, sq = sq, x
+		}
+	}
+	if neg {
+		t.SetInt64(1)
+		sq.Quo(t, r)
+		return sq
+	}
+	return r
 }
 
 func (ev *evaluator) preciseBigOp(n *node) (*big.Float, bool) {
@@ -81,14 +126,12 @@ func (ev *evaluator) preciseBigOp(n *node) (*big.Float, bool) {
 	}
 	k := &node{k: kNum, rat: new(big.Rat)}
 	term := substitute(n.args[2], n.name, k)
-	x := new(big.Float).SetPrec(precisePrec)
 	for i := a; i <= b; i++ {
 		k.rat.SetInt64(i)
-		r, ok := ev.exact(term)
+		x, ok := ev.precise(term)
 		if !ok {
 			return nil, false
 		}
-		x.SetRat(r)
 		if n.k == kSum {
 			acc.Add(acc, x)
 		} else {
