@@ -114,7 +114,35 @@ func (c *comparer) equal(g, p *node) bool {
 		}
 		return false
 	}
+	if u, ok := c.relUnion(p); ok && (isIntervalKind(g) || infiniteEnd(g)) {
+		return c.piecesEqual(g, u)
+	}
+	if u, ok := c.relUnion(g); ok && (isIntervalKind(p) || infiniteEnd(p)) {
+		return c.piecesEqual(u, p)
+	}
 	return c.valueEqual(g, p)
+}
+
+// relUnion reads a list of inequalities in one variable, "x < 0 or x >
+// 1", as the union of the sets they define.
+func (c *comparer) relUnion(n *node) (*node, bool) {
+	if n.k != kSet || len(n.args) < 2 {
+		return nil, false
+	}
+	var subject string
+	u := &node{k: kUnion}
+	for _, a := range n.args {
+		if a.k != kRel || !orderRel(a) {
+			return nil, false
+		}
+		subj, set, ok := c.relToSet(a)
+		if !ok || subject != "" && subj.String() != subject {
+			return nil, false
+		}
+		subject = subj.String()
+		u.args = append(u.args, set)
+	}
+	return u, true
 }
 
 // infiniteEnd reports a pair with an infinite end, (2, ∞), which can

@@ -23,55 +23,66 @@ func lastPhrase(t string) (int, vspan) {
 	if k := strings.LastIndex(t, "####"); k >= 0 {
 		consider(k, k+4)
 	}
-	// Scan every "answer" word; keep the last that forms a phrase.
-	for i := 0; i+6 <= len(t); i++ {
-		k := indexFold(t[i:], "answer")
-		if k < 0 {
-			break
-		}
-		i += k
-		a := i
-		if a > 0 && isLetter(t[a-1]) {
-			continue
-		}
-		q := a + 6
-		if q < len(t) && (t[q] == 's' || t[q] == 'S') {
-			q++
-		}
-		if q < len(t) && isLetter(t[q]) {
-			continue
-		}
-		q = skip(t, q, " *_")
-		after := -1
-		switch {
-		case q < len(t) && (t[q] == ':' || t[q] == '='):
-			after = q + 1
-		case q < len(t) && (t[q] == '$' || strings.HasPrefix(t[q:], `\[`) || strings.HasPrefix(t[q:], `\(`)) && q > a+6:
-			after = q
-		case isBackPhrase(t, a, q):
-			if s, e, ok := backValue(t, a); ok && s > best {
-				best, bestAfter, back = s, -1, vspan{s, e}
+	// Scan every "answer" word (and "option"/"choice" after "correct",
+	// "right", "best" or "final"); keep the last that forms a phrase.
+	for _, noun := range [...]string{"answer", "option", "choice"} {
+		for i := 0; i+len(noun) <= len(t); i++ {
+			k := indexFold(t[i:], noun)
+			if k < 0 {
+				break
 			}
-			continue
-		default:
-			for _, v := range phraseVerbs {
-				if wordAtFold(t, q, v) {
-					after = q + len(v)
-					break
+			i += k
+			a := i
+			if a > 0 && isLetter(t[a-1]) {
+				continue
+			}
+			if noun != "answer" {
+				p := prevWord(t, a)
+				if !(wordAtFold(t, p, "correct") || wordAtFold(t, p, "right") || wordAtFold(t, p, "best") || wordAtFold(t, p, "final")) {
+					continue
 				}
 			}
-		}
-		if after < 0 {
-			continue
-		}
-		start := a
-		if p := prevWord(t, a); p >= 0 && (wordAtFold(t, p, "final") || wordAtFold(t, p, "the")) {
-			start = p
-			if p2 := prevWord(t, p); p2 >= 0 && wordAtFold(t, p2, "the") {
-				start = p2
+			q := a + len(noun)
+			if q < len(t) && (t[q] == 's' || t[q] == 'S') {
+				q++
 			}
+			if q < len(t) && isLetter(t[q]) {
+				continue
+			}
+			q = skip(t, q, " *_")
+			after := -1
+			switch {
+			case q < len(t) && (t[q] == ':' || t[q] == '='):
+				after = q + 1
+			case q < len(t) && (t[q] == '$' || strings.HasPrefix(t[q:], `\[`) || strings.HasPrefix(t[q:], `\(`)) && q > a+len(noun):
+				after = q
+			case noun == "answer" && isBackPhrase(t, a, q):
+				if s, e, ok := backValue(t, a); ok && s > best {
+					best, bestAfter, back = s, -1, vspan{s, e}
+				}
+				continue
+			default:
+				for _, v := range phraseVerbs {
+					if wordAtFold(t, q, v) {
+						after = q + len(v)
+						break
+					}
+				}
+			}
+			if after < 0 {
+				continue
+			}
+			start := a
+			for range 3 { // "the final answer", "the correct option"
+				p := prevWord(t, start)
+				if p < 0 || !(wordAtFold(t, p, "final") || wordAtFold(t, p, "the") || wordAtFold(t, p, "correct") ||
+					wordAtFold(t, p, "right") || wordAtFold(t, p, "best")) {
+					break
+				}
+				start = p
+			}
+			consider(start, after)
 		}
-		consider(start, after)
 	}
 	for _, noun := range backNouns[1:] {
 		for i := 0; i+len(noun) <= len(t); i++ {
