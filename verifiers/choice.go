@@ -68,7 +68,8 @@ func ReadChoice(s string) (letter rune, reason string, ok bool) {
 	s = strings.TrimSpace(s)
 	for changed := true; changed; {
 		changed = false
-		for _, w := range [...]string{"the", "correct", "final", "answer", "option", "choice", "is", ":", "-"} {
+		for _, w := range [...]string{"the", "correct", "final", "answer", "option", "choice", "is", ":", "-",
+			"i choose", "i pick", "i select", "i would choose", "i'd choose", "i go with", "my", "it's", "it is"} {
 			if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) && (len(s) == len(w) || !isWordByte(s[len(w)]) || !isWordByte(w[0])) {
 				s, changed = strings.TrimSpace(s[len(w):]), true
 			}
@@ -80,11 +81,22 @@ func ReadChoice(s string) (letter rune, reason string, ok bool) {
 	if r, n := utf8.DecodeRuneInString(s); n == len(s) && unicode.IsLetter(r) {
 		return unicode.ToUpper(r), "", true // one letter of any script
 	}
+	if len(s) > 1 && isASCIILetter(s[0]) && !isWordByte(s[1]) {
+		// "B is correct", "B is right": the letter, then a verdict.
+		switch strings.ToLower(strings.TrimRight(strings.TrimSpace(s[1:]), " .!")) {
+		case "is correct", "is right", "is the correct one", "is the right one", "is the best", "is true":
+			s = s[:1]
+		}
+	}
 	r, end, ok := optionAt(s, 0, true)
 	if !ok {
 		return 0, "the answer does not open with an option letter", false
 	}
-	// Any other option named in option form makes it a list.
+	// Any other option named in option form before the reasoning starts
+	// ("because", "since") makes it a list.
+	if k := reasonStart(s); k >= 0 {
+		s = s[:k]
+	}
 	for i := end; i < len(s); i++ {
 		if o, _, ok := optionAt(s, i, false); ok && o != r {
 			return 0, "several options in the answer", false
@@ -154,6 +166,18 @@ func optionAt(s string, i int, lead bool) (rune, int, bool) {
 		return r, i + 1, true
 	}
 	return 0, 0, false
+}
+
+// reasonStart returns where a justification starts in a choice answer:
+// "(B) because it is larger than (A)" names B only.
+func reasonStart(s string) int {
+	best := -1
+	for _, w := range [...]string{" because ", " since ", " as ", " which ", " while ", " whereas ", " unlike ", " than "} {
+		if k := strings.Index(strings.ToLower(s), w); k >= 0 && (best < 0 || k < best) {
+			best = k
+		}
+	}
+	return best
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

@@ -104,7 +104,8 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 // |pred − ref| ≤ tol·|ref|, compared in float64. A percent sign is a unit:
 // "50%" equals "50" (and not 0.5). Score 1 or 0; a slot with several
 // different numbers ("3 or 4", "between 2 and 4") or none scores 0 with a
-// Reason.
+// Reason. A number the slot rules out ("42, not 41", "rather than 41",
+// "instead of 41") does not count.
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
 // (default 0).
@@ -133,7 +134,7 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params
 	if !found {
 		return Result{}, nil
 	}
-	got, limited := ReadNumbers(ans)
+	got, limited := readNumbers(ans, true)
 	switch {
 	case limited:
 		return Result{Reason: "a number over the size limit"}, nil

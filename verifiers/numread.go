@@ -35,7 +35,11 @@ const (
 //
 // limited is true when a number has more than MaxNumberDigits digits (or
 // a power or exponent would produce one); such a number is left out.
-func ReadNumbers(s string) (vals []*big.Rat, limited bool) {
+func ReadNumbers(s string) (vals []*big.Rat, limited bool) { return readNumbers(s, false) }
+
+// readNumbers is ReadNumbers; with dropNegated, numbers the text rules out
+// ("5, not 6", "rather than 6") are left out.
+func readNumbers(s string, dropNegated bool) (vals []*big.Rat, limited bool) {
 	for i := 0; i < len(s) && len(vals) < maxNumbers; {
 		c := s[i]
 		if c == '\\' {
@@ -61,9 +65,13 @@ func ReadNumbers(s string) (vals []*big.Rat, limited bool) {
 			continue
 		}
 		v, end, lim := readNumber(s, i)
+		start := i
 		i = end
 		if lim {
 			limited = true
+			continue
+		}
+		if dropNegated && negatedBefore(s, start) {
 			continue
 		}
 		if v != nil {
@@ -376,4 +384,20 @@ func skipDigits(s string, j int) int {
 		j++
 	}
 	return j
+}
+
+// negatedBefore reports a number at s[i] that the text before it rules
+// out: "not 6", "rather than 6", "instead of 6".
+func negatedBefore(s string, i int) bool {
+	k := i
+	for k > 0 && strings.IndexByte(" $(-+", s[k-1]) >= 0 {
+		k--
+	}
+	head := strings.ToLower(s[max(0, k-12):k])
+	for _, w := range [...]string{"not", "rather than", "instead of", "never"} {
+		if strings.HasSuffix(head, w) && (len(head) == len(w) || !isASCIILetter(head[len(head)-len(w)-1])) {
+			return true
+		}
+	}
+	return false
 }

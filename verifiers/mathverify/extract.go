@@ -114,6 +114,22 @@ func extract(text string, o *Options, gold, slotted bool, bud *budget) (ans answ
 	return answer{}, nil
 }
 
+// negatedAt reports a value that the text rules out: "5, not 6", "5
+// rather than 6", "5 instead of 6".
+func negatedAt(t string, i int) bool {
+	k := i
+	for k > 0 && (t[k-1] == ' ' || t[k-1] == '$' || t[k-1] == '(') {
+		k--
+	}
+	head := strings.ToLower(t[max(0, k-12):k])
+	for _, w := range [...]string{"not", "n't", "rather than", "instead of", "never", "but not"} {
+		if strings.HasSuffix(head, w) && (len(head) == len(w) || !isLetter(head[len(head)-len(w)-1]) || w == "n't") {
+			return true
+		}
+	}
+	return false
+}
+
 // maxOthers bounds the other values otherValues parses.
 const maxOthers = 8
 
@@ -128,7 +144,8 @@ func (x *extractor) otherValues(c *candidate, n *node, bud *budget) []*node {
 	tried := 0
 	for i := range x.cands {
 		d := &x.cands[i]
-		if d.prio != prioLast || d.end > c.start && d.start < c.end || tried >= maxOthers || len(d.raw) > maxAnswerLen {
+		if d.prio != prioLast || d.end > c.start && d.start < c.end || tried >= maxOthers || len(d.raw) > maxAnswerLen ||
+			negatedAt(x.t, d.start) {
 			continue
 		}
 		tried++
