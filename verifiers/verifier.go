@@ -151,7 +151,7 @@ func (r *Registry) Verify(ctx context.Context, name, pred, ref string, params Pa
 }
 
 // Default is the registry the package-level functions use. It holds the
-// built-in verifiers under the keys of CONFORMANCE.md (choice, number, iou,
+// built-in verifiers under the keys of docs/conformance.md (choice, number, iou,
 // detection, ocr, html, format, format_tags), answer, math (package
 // mathverify) and svg (without a renderer; see SVG); see the package
 // documentation.

@@ -20,7 +20,7 @@ import (
 // lower it.
 var verifyLineLimit = 16 << 20
 
-// verifyRequest is one input line of `rlpost verify` (CONFORMANCE.md).
+// verifyRequest is one input line of `rlpost verify` (docs/conformance.md).
 type verifyRequest struct {
 	Verifier string           `json:"verifier"`
 	Gold     string           `json:"gold"`

@@ -27,7 +27,7 @@ type Case struct {
 }
 
 // SkipMessage is what a test that needs the cases says when it skips.
-const SkipMessage = "Math-Verify cases not found: they live outside the repository, in ../shared/mathverify beside it or the folder named by $RLPOST_MATHVERIFY"
+const SkipMessage = "Math-Verify cases not found: they are kept outside the repository; set $RLPOST_MATHVERIFY to their folder"
 
 // Dir returns ../shared/mathverify beside the repository root, or the folder
 // named by $RLPOST_MATHVERIFY; "" with skip = true when that is "skip" or
