@@ -9,150 +9,92 @@ type vspan struct{ start, end int }
 var phraseVerbs = [...]string{"is", "are", "would be", "should be", "will be", "must be", "equals"}
 
 // lastPhrase returns the start of the last answer phrase of t ("the final
-// answer is", "Answer:", "answer =", "####") and the span of its value, or
-// −1. A phrase whose value opens with a negation ("is not 4") is not an
-// answer phrase.
+// answer is", "Answer:", "answer =", "the correct option is", "####", or
+// backwards "X is the answer") and the span of its value, or −1. A phrase
+// whose value opens with a negation ("is not 4") is not an answer phrase.
+// It scans backwards from the end and stops at the first phrase, so a
+// long response costs one pass over its bytes at most.
 func lastPhrase(t string) (int, vspan) {
-	best, bestAfter := -1, 0
-	var back vspan // the value of a phrase "X is the answer", read backwards
-	consider := func(start, after int) {
-		if start > best && !negated(t, after) {
-			best, bestAfter = start, after
+	for i := len(t) - 1; i >= 0; i-- {
+		c := t[i] | 0x20
+		if t[i] == '#' {
+			if i >= 3 && t[i-3:i+1] == "####" && !negated(t, i+1) {
+				return i - 3, valueSpan(t, i+1)
+			}
+			continue
+		}
+		if c != 'a' && c != 'o' && c != 'c' && c != 's' && c != 'r' || i > 0 && isLetter(t[i-1]) {
+			continue
+		}
+		if start, v, ok := phraseAt(t, i); ok {
+			return start, v
 		}
 	}
-	if k := strings.LastIndex(t, "####"); k >= 0 {
-		consider(k, k+4)
-	}
-	// Scan every "answer" word (and "option"/"choice" after "correct",
-	// "right", "best" or "final"); keep the last that forms a phrase.
-	for _, noun := range [...]string{"answer", "option", "choice"} {
-		for i := 0; i+len(noun) <= len(t); i++ {
-			k := indexFold(t[i:], noun)
-			if k < 0 {
-				break
-			}
-			i += k
-			a := i
-			if a > 0 && isLetter(t[a-1]) {
-				continue
-			}
-			if noun != "answer" {
-				p := prevWord(t, a)
-				if !(wordAtFold(t, p, "correct") || wordAtFold(t, p, "right") || wordAtFold(t, p, "best") || wordAtFold(t, p, "final")) {
-					continue
-				}
-			}
-			q := a + len(noun)
-			if q < len(t) && (t[q] == 's' || t[q] == 'S') {
-				q++
-			}
-			if q < len(t) && isLetter(t[q]) {
-				continue
-			}
-			q = skip(t, q, " *_")
-			after := -1
-			switch {
-			case q < len(t) && (t[q] == ':' || t[q] == '='):
-				after = q + 1
-			case q < len(t) && (t[q] == '$' || strings.HasPrefix(t[q:], `\[`) || strings.HasPrefix(t[q:], `\(`)) && q > a+len(noun):
-				after = q
-			case noun == "answer" && isBackPhrase(t, a, q):
-				if s, e, ok := backValue(t, a); ok && s > best {
-					best, bestAfter, back = s, -1, vspan{s, e}
-				}
-				continue
-			default:
-				for _, v := range phraseVerbs {
-					if wordAtFold(t, q, v) {
-						after = q + len(v)
-						break
-					}
-				}
-			}
-			if after < 0 {
-				continue
-			}
-			start := a
-			for range 3 { // "the final answer", "the correct option"
-				p := prevWord(t, start)
-				if p < 0 || !(wordAtFold(t, p, "final") || wordAtFold(t, p, "the") || wordAtFold(t, p, "correct") ||
-					wordAtFold(t, p, "right") || wordAtFold(t, p, "best")) {
-					break
-				}
-				start = p
-			}
-			consider(start, after)
-		}
-	}
-	for _, noun := range backNouns[1:] {
-		for i := 0; i+len(noun) <= len(t); i++ {
-			k := indexFold(t[i:], noun)
-			if k < 0 {
-				break
-			}
-			i += k
-			q := i + len(noun)
-			if i > 0 && isLetter(t[i-1]) || q < len(t) && isLetter(t[q]) || !isBackPhrase(t, i, q) {
-				continue
-			}
-			if s, e, ok := backValue(t, i); ok && s > best {
-				best, bestAfter, back = s, -1, vspan{s, e}
-			}
-		}
-	}
-	if best < 0 {
-		return -1, vspan{}
-	}
-	if bestAfter < 0 {
-		return best, back
-	}
-	return best, valueSpan(t, bestAfter)
+	return -1, vspan{}
 }
 
-// backWords may follow "answer" when the phrase names its value before it.
-var backNouns = [...]string{"answer", "solution", "result"}
-
-// isBackPhrase reports "… is the answer." / "… is our final answer": the
-// word at a ends its sentence and is preceded by "is the", "is our", "is
-// my", optionally with "final".
-func isBackPhrase(t string, a, q int) bool {
-	if q < len(t) && t[q] != '.' && t[q] != '\n' && t[q] != '!' {
-		return false
-	}
-	p := prevWord(t, a)
-	if p >= 0 && wordAtFold(t, p, "final") {
-		p = prevWord(t, p)
-	}
-	if p < 0 || !(wordAtFold(t, p, "the") || wordAtFold(t, p, "our") || wordAtFold(t, p, "my")) {
-		return false
-	}
-	p = prevWord(t, p)
-	return p >= 0 && wordAtFold(t, p, "is")
-}
-
-// backValue returns the sentence before "is the answer" that names the
-// value: from the sentence start to the "is".
-func backValue(t string, a int) (int, int, bool) {
-	p := prevWord(t, a)
-	for k := 0; k < 3 && p >= 0 && !wordAtFold(t, p, "is"); k++ {
-		p = prevWord(t, p)
-	}
-	if p < 0 || !wordAtFold(t, p, "is") {
-		return 0, 0, false
-	}
-	e := p
-	s := e
-	for s > 0 && e-s < MaxValue {
-		c := t[s-1]
-		if c == '\n' || (c == '.' || c == '!' || c == '?') && s < len(t) && t[s] == ' ' {
+// phraseAt reads an answer phrase whose noun starts at t[a].
+func phraseAt(t string, a int) (int, vspan, bool) {
+	var noun string
+	for _, n := range [...]string{"answer", "option", "choice", "solution", "result"} {
+		if len(t)-a >= len(n) && strings.EqualFold(t[a:a+len(n)], n) {
+			noun = n
 			break
 		}
-		s--
 	}
-	if strings.TrimSpace(t[s:e]) == "" {
-		return 0, 0, false
+	if noun == "" {
+		return 0, vspan{}, false
 	}
-	return s, e, true
+	q := a + len(noun)
+	if q < len(t) && (t[q] == 's' || t[q] == 'S') {
+		q++
+	}
+	if q < len(t) && isLetter(t[q]) {
+		return 0, vspan{}, false
+	}
+	if noun != "option" && noun != "choice" && isBackPhrase(t, a, q) {
+		if s, e, ok := backValue(t, a); ok {
+			return s, vspan{s, e}, true
+		}
+		return 0, vspan{}, false
+	}
+	switch noun {
+	case "solution", "result":
+		return 0, vspan{}, false // only backwards: "x = 3 is the solution."
+	case "option", "choice":
+		p := prevWord(t, a)
+		if !(wordAtFold(t, p, "correct") || wordAtFold(t, p, "right") || wordAtFold(t, p, "best") || wordAtFold(t, p, "final")) {
+			return 0, vspan{}, false
+		}
+	}
+	q = skip(t, q, " *_")
+	after := -1
+	switch {
+	case q < len(t) && (t[q] == ':' || t[q] == '='):
+		after = q + 1
+	case q < len(t) && (t[q] == '$' || strings.HasPrefix(t[q:], `\[`) || strings.HasPrefix(t[q:], `\(`)) && q > a+len(noun):
+		after = q
+	default:
+		for _, v := range phraseVerbs {
+			if wordAtFold(t, q, v) {
+				after = q + len(v)
+				break
+			}
+		}
+	}
+	if after < 0 || negated(t, after) {
+		return 0, vspan{}, false
+	}
+	start := a
+	for range 3 { // "the final answer", "the correct option"
+		p := prevWord(t, start)
+		if p < 0 || !(wordAtFold(t, p, "final") || wordAtFold(t, p, "the") || wordAtFold(t, p, "correct") ||
+			wordAtFold(t, p, "right") || wordAtFold(t, p, "best")) {
+			break
+		}
+		start = p
+	}
+	return start, valueSpan(t, after), true
 }
 
 // negated reports whether the value after an answer phrase opens with a
@@ -376,17 +318,45 @@ func wordAtFold(t string, i int, w string) bool {
 	return i >= 0 && i+len(w) <= len(t) && strings.EqualFold(t[i:i+len(w)], w) && (i+len(w) == len(t) || !isLetter(t[i+len(w)]))
 }
 
-// indexFold is strings.Index for an ASCII lower-case needle, ignoring case.
-func indexFold(s, lower string) int {
-	for i := 0; i+len(lower) <= len(s); i++ {
-		k := strings.IndexAny(s[i:], lower[:1]+strings.ToUpper(lower[:1]))
-		if k < 0 {
-			return -1
-		}
-		i += k
-		if i+len(lower) <= len(s) && strings.EqualFold(s[i:i+len(lower)], lower) {
-			return i
-		}
+// isBackPhrase reports "… is the answer." / "… is our final answer": the
+// noun at a ends its sentence and is preceded by "is the", "is our", "is
+// my", optionally with "final".
+func isBackPhrase(t string, a, q int) bool {
+	if q < len(t) && t[q] != '.' && t[q] != '\n' && t[q] != '!' {
+		return false
 	}
-	return -1
+	p := prevWord(t, a)
+	if p >= 0 && wordAtFold(t, p, "final") {
+		p = prevWord(t, p)
+	}
+	if p < 0 || !(wordAtFold(t, p, "the") || wordAtFold(t, p, "our") || wordAtFold(t, p, "my")) {
+		return false
+	}
+	p = prevWord(t, p)
+	return p >= 0 && wordAtFold(t, p, "is")
+}
+
+// backValue returns the sentence before "is the answer" that names the
+// value: from the sentence start to the "is".
+func backValue(t string, a int) (int, int, bool) {
+	p := prevWord(t, a)
+	for k := 0; k < 3 && p >= 0 && !wordAtFold(t, p, "is"); k++ {
+		p = prevWord(t, p)
+	}
+	if p < 0 || !wordAtFold(t, p, "is") {
+		return 0, 0, false
+	}
+	e := p
+	s := e
+	for s > 0 && e-s < MaxValue {
+		c := t[s-1]
+		if c == '\n' || (c == '.' || c == '!' || c == '?') && s < len(t) && t[s] == ' ' {
+			break
+		}
+		s--
+	}
+	if strings.TrimSpace(t[s:e]) == "" {
+		return 0, 0, false
+	}
+	return s, e, true
 }

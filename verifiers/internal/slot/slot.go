@@ -112,20 +112,49 @@ const (
 // its content; end < len(resp) then.
 func region(resp string) (off, end int, reason string) {
 	end = len(resp)
-	for _, tag := range [...]string{"think", "reasoning"} {
-		openT, closeT := "<"+tag+">", "</"+tag+">"
-		c := strings.LastIndex(resp, closeT)
-		o := strings.LastIndex(resp, openT)
-		if o > c {
-			return 0, 0, reasonOpenThink
+	// One forward pass over the '<' of resp finds the last of each tag.
+	var lastOpenThink, lastCloseThink = -1, -1
+	var thinkEnd int
+	for i := 0; i < len(resp); {
+		k := strings.IndexByte(resp[i:], '<')
+		if k < 0 {
+			break
 		}
-		if c >= 0 && c+len(closeT) > off {
-			off = c + len(closeT)
+		i += k
+		for _, tag := range [...]string{"<think>", "<reasoning>", "</think>", "</reasoning>"} {
+			if strings.HasPrefix(resp[i:], tag) {
+				if tag[1] == '/' {
+					lastCloseThink, thinkEnd = i, i+len(tag)
+				} else {
+					lastOpenThink = i
+				}
+				break
+			}
 		}
+		i++
+	}
+	if lastOpenThink > lastCloseThink {
+		return 0, 0, reasonOpenThink
+	}
+	if lastCloseThink >= 0 {
+		off = thinkEnd
 	}
 	body := resp[off:]
-	c := strings.LastIndex(body, "</answer>")
-	o := strings.LastIndex(body, "<answer>")
+	o, c := -1, -1
+	for i := 0; i < len(body); {
+		k := strings.IndexByte(body[i:], '<')
+		if k < 0 {
+			break
+		}
+		i += k
+		switch {
+		case strings.HasPrefix(body[i:], "<answer>"):
+			o = i
+		case strings.HasPrefix(body[i:], "</answer>"):
+			c = i
+		}
+		i++
+	}
 	switch {
 	case o < 0 && c < 0:
 		return off, end, ""
@@ -134,6 +163,8 @@ func region(resp string) (off, end int, reason string) {
 	case o < 0: // a stray </answer>: read what precedes it
 		return off, off + c, ""
 	}
+	// The last <answer> before the last </answer>.
+	o = strings.LastIndex(body[:c], "<answer>")
 	cs := off + o + len("<answer>")
 	if strings.TrimSpace(resp[cs:off+c]) == "" {
 		return 0, 0, reasonEmptyTag
