@@ -128,7 +128,7 @@ func AnswerSlot(pred string, lenient bool) (answer, reason string) {
 	if s.Kind == slot.None {
 		return "", s.Reason
 	}
-	return s.Text(), ""
+	return s.All(), ""
 }
 
 // Extract returns the part of a model response that a verifier scores,

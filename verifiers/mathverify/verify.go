@@ -90,12 +90,22 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
 		pa, others = extract(pred[s.Start:s.End], &opts, false, true, bud)
+		for _, o := range s.Others {
+			n, err := parseAnswer(o, false, opts.MaxDepth, bud)
+			if err != nil || pa.node == nil {
+				return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different \\boxed{} answers"}, nil
+			}
+			others = append(others, n)
+		}
 	}
 	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
 	for _, o := range others {
 		if !c.equal(pa.node, o) && bud.err == nil {
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
 		}
+	}
+	if pa.node != nil && !opts.Lenient && c.falseChain(pa.node) {
+		return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot (a false equation of constants)"}, nil
 	}
 	correct := c.answersEqual(ga, pa)
 	if err := timedOut(bud); err != nil {
@@ -109,6 +119,27 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 		res.Score = 1
 	}
 	return res, nil
+}
+
+// falseChain reports an equation whose sides are all constants that are
+// not all equal: "\boxed{6 = 5}" states two answers, and is not read by
+// its last side. Chains that start with a name ("x = 5+5+1 = 11") keep
+// Math-Verify's reading by the last side.
+func (c *comparer) falseChain(n *node) bool {
+	if n.k != kRel || !allOps(n, opEq) {
+		return false
+	}
+	for _, a := range n.args {
+		if len(freeVars(a).names) != 0 {
+			return false
+		}
+	}
+	for _, a := range n.args[1:] {
+		if !c.equal(n.args[0], a) {
+			return true
+		}
+	}
+	return false
 }
 
 // timedOut returns the budget's error when the caller cancelled the

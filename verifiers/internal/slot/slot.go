@@ -29,6 +29,7 @@
 package slot
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -54,7 +55,8 @@ const (
 	MaxFinalLine = 300
 	// MaxValue bounds the value read after an answer phrase.
 	MaxValue = 1000
-	maxGroup = 64 // boxes in one group
+	maxGroup  = 64 // boxes in one group
+	maxOthers = 8  // earlier boxes that differ in text from the last
 )
 
 // Slot is the final answer slot of a response.
@@ -67,12 +69,26 @@ type Slot struct {
 	// Values are the answer texts, trimmed: one per box of the group, the
 	// phrase's value, the tag content or the line.
 	Values []string
+	// Others are the contents of earlier boxes outside the group whose
+	// text differs from the slot's (at most maxOthers): the verifier must
+	// find each equal to the answer, or refuse several different answers.
+	Others []string
 	// Reason explains a None slot.
 	Reason string
 }
 
 // Text returns the slot's values joined by ", ".
 func (s Slot) Text() string { return strings.Join(s.Values, ", ") }
+
+// All returns the slot's values and Others joined by ", ": the text a
+// verifier that requires one answer reads, so that an earlier box with a
+// different value makes it several.
+func (s Slot) All() string {
+	if len(s.Others) == 0 {
+		return s.Text()
+	}
+	return s.Text() + ", " + strings.Join(s.Others, ", ")
+}
 
 // Find returns the answer slot of resp under the rule of the package
 // documentation; lenient turns "no slot" into the whole response.
@@ -291,14 +307,23 @@ func boxSlot(t string, boxes []span) Slot {
 		}
 	}
 	want := squash(strings.Join(vals, ","))
+	var others []string
 	for _, b := range boxes[:first] {
-		if len(group) != 1 || squash(t[b.cs:b.ce]) != want {
+		o := strings.TrimSpace(t[b.cs:b.ce])
+		if squash(o) == want || slices.ContainsFunc(others, func(x string) bool { return squash(x) == squash(o) }) {
+			continue
+		}
+		// An earlier box that reads differently must still mean the same
+		// (5 and 5.0): the verifier decides, given Others. A list group
+		// with other boxes, or too many, is refused here.
+		if len(group) != 1 || len(others) == maxOthers {
 			return Slot{Reason: reasonBoxes}
 		}
+		others = append(others, o)
 	}
 	end := group[len(group)-1].end
 	end = percentAfter(t, end)
-	return Slot{Kind: Boxed, Start: group[0].start, End: end, Values: vals}
+	return Slot{Kind: Boxed, Start: group[0].start, End: end, Values: vals, Others: others}
 }
 
 // squash drops white space and $ so that "\boxed{ 3 }" agrees with

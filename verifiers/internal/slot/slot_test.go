@@ -11,7 +11,7 @@ func TestFind(t *testing.T) {
 		{"The answer is 42.", Phrase, "42"},
 		{"So the final answer is $\\frac{1}{2}$. I hope it is correct.", Phrase, "$\\frac{1}{2}$"},
 		{"blah \\boxed{3} and \\boxed{4}", Boxed, "3, 4"},
-		{"blah \\boxed{3} then \\boxed{4}", None, ""},
+		{"blah \\boxed{3} then \\boxed{4}", Boxed, "4"}, // Others: 3, for the verifier to compare
 		{"blah \\boxed{3} then \\boxed{ 3 }", Boxed, "3"},
 		{"The answer is 3. Let me write \\boxed{4", None, ""},
 		{"<think>the answer is 4</think>", None, ""},
@@ -56,5 +56,15 @@ func TestFindMore(t *testing.T) {
 		if s.Kind != c.kind || c.kind != None && s.Text() != c.text {
 			t.Errorf("Find(%q) = %v %q (%s), want %v %q", c.in, s.Kind, s.Text(), s.Reason, c.kind, c.text)
 		}
+	}
+}
+
+func TestOthers(t *testing.T) {
+	s := Find(`\boxed{3} then \boxed{ 3 } then \boxed{3.0} and finally \boxed{4}`, false)
+	if s.Kind != Boxed || s.Text() != "4" || s.All() != "4, 3, 3.0" {
+		t.Errorf("got %v %q %q", s.Kind, s.Text(), s.All())
+	}
+	if s := Find(`\boxed{1} then \boxed{3} and \boxed{4}`, false); s.Kind != None {
+		t.Errorf("a list group besides another box: %v %q", s.Kind, s.All())
 	}
 }
