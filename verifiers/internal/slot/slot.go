@@ -54,7 +54,7 @@ const (
 	// MaxFinalLine bounds a bare final line.
 	MaxFinalLine = 300
 	// MaxValue bounds the value read after an answer phrase.
-	MaxValue = 1000
+	MaxValue  = 1000
 	maxGroup  = 64 // boxes in one group
 	maxOthers = 8  // earlier boxes that differ in text from the last
 )
