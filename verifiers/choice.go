@@ -69,7 +69,8 @@ func ReadChoice(s string) (letter rune, reason string, ok bool) {
 	for changed := true; changed; {
 		changed = false
 		for _, w := range [...]string{"the", "correct", "final", "answer", "option", "choice", "is", ":", "-",
-			"i choose", "i pick", "i select", "i would choose", "i'd choose", "i go with", "my", "it's", "it is"} {
+			"i choose", "i pick", "i select", "i would choose", "i'd choose", "i go with", "my", "it's", "it is",
+			"therefore", "thus", "hence", "so", ","} {
 			if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) && (len(s) == len(w) || !isWordByte(s[len(w)]) || !isWordByte(w[0])) {
 				s, changed = strings.TrimSpace(s[len(w):]), true
 			}

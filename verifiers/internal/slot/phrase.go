@@ -200,6 +200,55 @@ func finalLine(t string) (int, int, bool) {
 	return 0, 0, false
 }
 
+// concludingWords open a concluding sentence.
+var concludingWords = [...]string{"therefore", "thus", "hence", "so", "finally", "consequently", "in conclusion"}
+
+// concluding returns the last sentence of t when it concludes: it ends
+// the text with "." or "!" and opens with "Therefore", "Thus", "Hence",
+// "So", "Finally", "Consequently" or "In conclusion" — at a sentence or
+// line start, or capitalised after a formula that lacks its full stop
+// ("… = 2/3 Therefore, the probability is 2/3.") — and is at most
+// MaxFinalLine bytes. A response cut off mid-sentence has none.
+func concluding(t string) (int, int, bool) {
+	e := len(t)
+	for e > 0 && strings.IndexByte(" \t\r\n", t[e-1]) >= 0 {
+		e--
+	}
+	if e == 0 || t[e-1] != '.' && t[e-1] != '!' {
+		return 0, 0, false
+	}
+	found := -1
+	for s := e - 1; s >= 0 && e-s <= MaxFinalLine; s-- {
+		if s > 0 && isLetter(t[s-1]) || !isLetter(t[s]) {
+			if s > 0 && (t[s-1] == '\n' || t[s-1] == ' ' && s >= 2 && strings.IndexByte(".!?", t[s-2]) >= 0) {
+				break // the sentence starts here
+			}
+			continue
+		}
+		for _, w := range concludingWords {
+			if wordAtFold(t, s, w) && (t[s] < 'a' || atSentenceStart(t, s)) {
+				found = s // the last concluding word of the last sentence
+			}
+		}
+		if found >= 0 || atSentenceStart(t, s) {
+			break
+		}
+	}
+	if found < 0 {
+		return 0, 0, false
+	}
+	return found, e, true
+}
+
+// atSentenceStart reports whether t[s] opens a sentence or line.
+func atSentenceStart(t string, s int) bool {
+	k := s
+	for k > 0 && (t[k-1] == ' ' || t[k-1] == '*' || t[k-1] == '\t') {
+		k--
+	}
+	return k == 0 || t[k-1] == '\n' || k < s && strings.IndexByte(".!?", t[k-1]) >= 0
+}
+
 // formulaWords are the letter runs of three or more letters that a bare
 // answer may hold without being prose: functions, constants, units,
 // connectives and the words of a choice ("Option B").

@@ -93,12 +93,12 @@ func (s Slot) All() string {
 // Find returns the answer slot of resp under the rule of the package
 // documentation; lenient turns "no slot" into the whole response.
 func Find(resp string, lenient bool) Slot {
-	off, end, reason := region(resp)
+	off, end, tagged, reason := region(resp)
 	if reason != "" {
 		return Slot{Reason: reason}
 	}
 	body := resp[off:end]
-	s := locate(body, end < len(resp) || off > 0 && strings.HasSuffix(resp[:off], "<answer>"))
+	s := locate(body, tagged)
 	if s.Kind == None && lenient && s.Reason == reasonNoSlot {
 		if t := strings.TrimSpace(body); t != "" {
 			s = Slot{Kind: Whole, Start: 0, End: len(body), Values: []string{t}}
@@ -125,8 +125,15 @@ const (
 
 // region returns the part of resp searched for the slot, [off, end), or a
 // reason why there is none. A closed <answer> pair narrows the region to
-// its content; end < len(resp) then.
-func region(resp string) (off, end int, reason string) {
+// its content (tagged).
+func region(resp string) (off, end int, tagged bool, reason string) {
+	// A chat template's end-of-turn token ends the response: what follows
+	// is not the model's answer.
+	for _, tok := range [...]string{"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>"} {
+		if k := strings.Index(resp, tok); k >= 0 {
+			resp = resp[:k]
+		}
+	}
 	end = len(resp)
 	// One forward pass over the '<' of resp finds the last of each tag.
 	var lastOpenThink, lastCloseThink = -1, -1
@@ -150,7 +157,7 @@ func region(resp string) (off, end int, reason string) {
 		i++
 	}
 	if lastOpenThink > lastCloseThink {
-		return 0, 0, reasonOpenThink
+		return 0, 0, false, reasonOpenThink
 	}
 	if lastCloseThink >= 0 {
 		off = thinkEnd
@@ -173,19 +180,19 @@ func region(resp string) (off, end int, reason string) {
 	}
 	switch {
 	case o < 0 && c < 0:
-		return off, end, ""
+		return off, end, false, ""
 	case o > c:
-		return 0, 0, reasonOpenAnswer
+		return 0, 0, false, reasonOpenAnswer
 	case o < 0: // a stray </answer>: read what precedes it
-		return off, off + c, ""
+		return off, off + c, false, ""
 	}
 	// The last <answer> before the last </answer>.
 	o = strings.LastIndex(body[:c], "<answer>")
 	cs := off + o + len("<answer>")
 	if strings.TrimSpace(resp[cs:off+c]) == "" {
-		return 0, 0, reasonEmptyTag
+		return 0, 0, false, reasonEmptyTag
 	}
-	return cs, off + c, ""
+	return cs, off + c, true, ""
 }
 
 // locate finds the slot inside a region; tagged marks the content of an
@@ -216,6 +223,9 @@ func locate(t string, tagged bool) Slot {
 		return Slot{Kind: Tag, Start: i, End: i + len(v), Values: []string{v}}
 	}
 	if ls, le, ok := finalLine(t); ok {
+		return Slot{Kind: FinalLine, Start: ls, End: le, Values: []string{t[ls:le]}}
+	}
+	if ls, le, ok := concluding(t); ok {
 		return Slot{Kind: FinalLine, Start: ls, End: le, Values: []string{t[ls:le]}}
 	}
 	return Slot{Reason: reasonNoSlot}

@@ -68,3 +68,22 @@ func TestOthers(t *testing.T) {
 		t.Errorf("a list group besides another box: %v %q", s.Kind, s.All())
 	}
 }
+
+func TestConcluding(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		kind Kind
+		text string
+	}{
+		{"We compute a lot.\nTherefore, the total is 42.", FinalLine, "Therefore, the total is 42."},
+		{"P = 2/3 Therefore, the probability is 2/3. <|im_start|>user", FinalLine, "Therefore, the probability is 2/3."},
+		{"We compute. So we get 4 and then", None, ""},
+		{"The shop has 42 apples.", None, ""},
+		{"and so the value is 5.", None, ""},
+	} {
+		s := Find(c.in, false)
+		if s.Kind != c.kind || c.kind != None && s.Text() != c.text {
+			t.Errorf("Find(%q) = %v %q (%s), want %v %q", c.in, s.Kind, s.Text(), s.Reason, c.kind, c.text)
+		}
+	}
+}
