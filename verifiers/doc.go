@@ -52,7 +52,9 @@
 // answer is", "final answer:", "the correct option is", "####", or "X is
 // the answer"), whichever comes last; failing both, the <answer> content
 // or a bare final line (a formula, "Option B", or a sentence that ends
-// with its only math environment). Nothing earns a score without a slot;
+// with its only math environment), or a concluding sentence ("Therefore,
+// the total is 42."). A chat template's end-of-turn token (<|im_end|>)
+// ends the response. Nothing earns a score without a slot;
 // an empty or unclosed <answer>, an unclosed final \boxed{ or boxes that
 // disagree are malformed slots and earn 0 — never a fallback to earlier
 // text. The parameter "lenient": true reads a response without a slot

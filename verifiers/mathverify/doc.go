@@ -33,8 +33,9 @@
 // last closed <answer> pair (if any), the slot is the last \boxed group or
 // the sentence after the last answer phrase ("the final answer is",
 // "Answer:", "####", or backwards "X is our answer"), whichever comes
-// last; failing both, the <answer> content or a bare final line (a
-// formula, or a sentence that ends with its only math environment). No
+// last; failing both, the <answer> content, a bare final line (a
+// formula, or a sentence that ends with its only math environment) or a
+// concluding sentence ("Therefore, the probability is 2/3."). No
 // slot, an empty or unclosed <answer>, an unclosed final \boxed{, or boxes
 // that disagree score 0 with Result.Reason; there is never a fallback to
 // earlier text. Inside the slot, extraction proceeds as below, and every
