@@ -277,10 +277,11 @@ func proseWords(s string) int {
 			for j < len(s) && isLetter(s[j]) {
 				j++
 			}
+			name := s[i+1 : j]
 			if j == i+1 {
-				j++
+				j = min(j+1, len(s)) // an escaped character
 			}
-			switch s[i+1 : j] {
+			switch name {
 			case "begin", "end", "text", "textbf", "textrm", "mathrm", "mbox", "operatorname", "mathbf":
 				if j < len(s) && s[j] == '{' {
 					if e := strings.IndexByte(s[j:], '}'); e >= 0 {

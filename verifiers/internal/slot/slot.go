@@ -98,11 +98,14 @@ func Find(resp string, lenient bool) Slot {
 		return Slot{Reason: reason}
 	}
 	body := resp[off:end]
+	if strings.TrimSpace(body) == "" {
+		return Slot{Reason: reasonEmpty}
+	}
 	s := locate(body, tagged)
 	if s.Kind == None && lenient && s.Reason == reasonNoSlot {
-		if t := strings.TrimSpace(body); t != "" {
-			s = Slot{Kind: Whole, Start: 0, End: len(body), Values: []string{t}}
-		}
+		t := strings.TrimSpace(body)
+		i := strings.Index(body, t)
+		s = Slot{Kind: Whole, Start: i, End: i + len(t), Values: []string{t}}
 	}
 	if s.Kind != None {
 		s.Start += off
@@ -114,6 +117,7 @@ func Find(resp string, lenient bool) Slot {
 // Reasons for a None slot.
 const (
 	reasonNoSlot     = "no answer slot (no <answer>, \\boxed{}, answer phrase or bare final line)"
+	reasonEmpty      = "empty response (after the reasoning)"
 	reasonOpenThink  = "response ends inside its reasoning (<think> not closed)"
 	reasonOpenAnswer = "malformed <answer> (opened, never closed)"
 	reasonEmptyTag   = "empty <answer>"
@@ -223,12 +227,23 @@ func locate(t string, tagged bool) Slot {
 		return Slot{Kind: Tag, Start: i, End: i + len(v), Values: []string{v}}
 	}
 	if ls, le, ok := finalLine(t); ok {
-		return Slot{Kind: FinalLine, Start: ls, End: le, Values: []string{t[ls:le]}}
+		return lineSlot(t, ls, le)
 	}
 	if ls, le, ok := concluding(t); ok {
-		return Slot{Kind: FinalLine, Start: ls, End: le, Values: []string{t[ls:le]}}
+		return lineSlot(t, ls, le)
 	}
 	return Slot{Reason: reasonNoSlot}
+}
+
+// lineSlot is the FinalLine slot t[s:e], trimmed as strings.TrimSpace
+// trims; nothing left is no slot.
+func lineSlot(t string, s, e int) Slot {
+	v := strings.TrimSpace(t[s:e])
+	if v == "" {
+		return Slot{Reason: reasonNoSlot}
+	}
+	s += strings.Index(t[s:e], v)
+	return Slot{Kind: FinalLine, Start: s, End: s + len(v), Values: []string{v}}
 }
 
 // span is a box: [start, end) with its wrapper, [cs, ce) its content.
