@@ -3,6 +3,7 @@ package verifiers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -159,4 +160,27 @@ func measure(c costCase, runs int) (time.Duration, uint64, verifiers.Result, err
 		best, least = min(best, took), min(least, ms.TotalAlloc-before)
 	}
 	return best, least, res, nil
+}
+
+// TestDeadlineIsAVerdict checks every registered verifier: an expired
+// deadline is a score of 0 with Timeout and a reason; a cancelled context
+// is an error (the caller's decision, not the sample's).
+func TestDeadlineIsAVerdict(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	cancelled, stop := context.WithCancel(context.Background())
+	stop()
+	for _, name := range verifiers.Names() {
+		pred := validRefs[name]
+		if pred == "" {
+			pred = "<think>a</think><answer>b</answer>"
+		}
+		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], nil)
+		if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
+			t.Errorf("%s past its deadline: %+v, %v; want a timeout verdict", name, res, err)
+		}
+		if _, err := verifiers.Default.Verify(cancelled, name, pred, validRefs[name], nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: %v; want context.Canceled", name, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package verifiers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
@@ -22,7 +23,7 @@ func Math(ctx context.Context, pred, ref string, p Params) (Result, error) {
 		return Result{}, wrap("math", err)
 	}
 	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason}, err
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
 	}
 	opts, err := mathverify.ParseOptions(map[string]any(p))
 	if err != nil {

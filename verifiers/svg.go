@@ -200,6 +200,9 @@ func (v SVG) score(ctx context.Context, ans string, found bool, ref string, p Pa
 	}
 	if v.Render == nil {
 		tok, tag := CodeOverlap(ans, ref)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
 		score := clamp01(0.25 * (tok + tag))
 		return Result{Score: score, Correct: score >= pass, Parsed: ans, Reason: noRenderer}, nil
 	}

@@ -185,7 +185,7 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 		return Result{}, wrap(r.name, err)
 	}
 	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason}, wrap(r.name, err)
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(r.name, err)
 	}
 	if len(p) > 0 {
 		known := r.params
@@ -205,6 +205,9 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	}
 	res, err := r.score(ctx, ans, found, ref, p)
 	if err != nil {
+		if res, err := deadlineResult(err); err == nil {
+			return res, nil
+		}
 		return Result{}, wrap(r.name, err)
 	}
 	if !found && res.Reason == "" {
@@ -222,6 +225,9 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 // that earns 0, with a reason.
 func checkInputs(ctx context.Context, pred, ref string) (reason string, err error) {
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "timeout: " + err.Error(), nil
+		}
 		return "", err
 	}
 	if len(ref) > MaxInputBytes {
