@@ -105,7 +105,8 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 // "50%" equals "50" (and not 0.5). Score 1 or 0; a slot with several
 // different numbers ("3 or 4", "between 2 and 4") or none scores 0 with a
 // Reason. A number the slot rules out ("42, not 41", "rather than 41",
-// "instead of 41") does not count.
+// "instead of 41") does not count; a number written as a bound ("at least
+// 42", "more than 42", "42 or more") scores 0.
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
 // (default 0).
@@ -134,8 +135,10 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params
 	if !found {
 		return Result{}, nil
 	}
-	got, limited := readNumbers(ans, true)
+	got, limited, bounded := readNumbers(ans, true)
 	switch {
+	case bounded:
+		return Result{Reason: "a bound (at least, more than, or more, …), not a value"}, nil
 	case limited:
 		return Result{Reason: "a number over the size limit"}, nil
 	case len(got) == 0:

@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Limits of ReadNumbers.
@@ -35,11 +37,15 @@ const (
 //
 // limited is true when a number has more than MaxNumberDigits digits (or
 // a power or exponent would produce one); such a number is left out.
-func ReadNumbers(s string) (vals []*big.Rat, limited bool) { return readNumbers(s, false) }
+func ReadNumbers(s string) (vals []*big.Rat, limited bool) {
+	vals, limited, _ = readNumbers(s, false)
+	return vals, limited
+}
 
-// readNumbers is ReadNumbers; with dropNegated, numbers the text rules out
-// ("5, not 6", "rather than 6") are left out.
-func readNumbers(s string, dropNegated bool) (vals []*big.Rat, limited bool) {
+// readNumbers is ReadNumbers; with strict, numbers the text rules out
+// ("5, not 6", "rather than 6") are left out, and bounded reports a number
+// written as a bound ("at least 5", "5 or more").
+func readNumbers(s string, strict bool) (vals []*big.Rat, limited, bounded bool) {
 	for i := 0; i < len(s) && len(vals) < maxNumbers; {
 		c := s[i]
 		if c == '\\' {
@@ -71,14 +77,17 @@ func readNumbers(s string, dropNegated bool) (vals []*big.Rat, limited bool) {
 			limited = true
 			continue
 		}
-		if dropNegated && negatedBefore(s, start) {
+		if strict && negatedBefore(s, start) {
 			continue
+		}
+		if strict && slot.Bounded(s, start, end) {
+			bounded = true
 		}
 		if v != nil {
 			vals = append(vals, v)
 		}
 	}
-	return vals, limited
+	return vals, limited, bounded
 }
 
 // signBefore reports whether the number at s[i] carries a minus sign.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Extraction priorities: lower is stronger; within a priority the
@@ -42,6 +44,8 @@ type candidate struct {
 type answer struct {
 	node *node
 	raw  string
+	// bounded marks a value written as a bound in the slot: "at least 5".
+	bounded bool
 }
 
 // span is a delimited region: [start, end) outside, [cs, ce) content.
@@ -98,10 +102,12 @@ func extract(text string, o *Options, gold, slotted bool, bud *budget) (ans answ
 			continue
 		}
 		if n, err := parseAnswer(c.raw, c.plain, o.MaxDepth, bud); err == nil {
+			a := answer{node: n, raw: strings.TrimSpace(c.raw)}
 			if slotted {
 				others = x.otherValues(c, n, bud)
+				a.bounded = n.k != kRel && slot.Bounded(t, c.start, c.end)
 			}
-			return answer{node: n, raw: strings.TrimSpace(c.raw)}, others
+			return a, others
 		}
 	}
 	if len(order) > 0 {

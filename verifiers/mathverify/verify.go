@@ -104,6 +104,9 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
 		}
 	}
+	if pa.bounded {
+		return Result{Gold: ga.String(), Pred: pa.String(), Reason: "a bound (at least, more than, or more, …), not a value"}, nil
+	}
 	if pa.node != nil && !opts.Lenient && c.falseChain(pa.node) {
 		return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot (a false equation of constants)"}, nil
 	}

@@ -1,6 +1,9 @@
 package slot
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFind(t *testing.T) {
 	for _, c := range []struct {
@@ -84,6 +87,27 @@ func TestConcluding(t *testing.T) {
 		s := Find(c.in, false)
 		if s.Kind != c.kind || c.kind != None && s.Text() != c.text {
 			t.Errorf("Find(%q) = %v %q (%s), want %v %q", c.in, s.Kind, s.Text(), s.Reason, c.kind, c.text)
+		}
+	}
+}
+
+func TestBounded(t *testing.T) {
+	for _, c := range []struct {
+		text, value string
+		want        bool
+	}{
+		{"The answer is at least 5.", "5", true},
+		{"The answer is more than 5 apples.", "5", true},
+		{"The answer is 5 or more.", "5", true},
+		{"The answer is ≥ 5.", "5", true},
+		{"The answer is 5.", "5", false},
+		{"x > 5", "5", false},
+		{"The answer is approximately 5.", "5", false},
+		{"moreover 5", "5", false},
+	} {
+		i := strings.LastIndex(c.text, c.value)
+		if got := Bounded(c.text, i, i+len(c.value)); got != c.want {
+			t.Errorf("Bounded(%q, %q) = %v, want %v", c.text, c.value, got, c.want)
 		}
 	}
 }
