@@ -46,6 +46,8 @@ type answer struct {
 	raw  string
 	// bounded marks a value written as a bound in the slot: "at least 5".
 	bounded bool
+	// limited marks a slot answer over maxAnswerLen.
+	limited bool
 }
 
 // span is a delimited region: [start, end) outside, [cs, ce) content.
@@ -64,11 +66,14 @@ type extractor struct {
 }
 
 // extract finds the answer in text: the last <answer>…</answer> block if
-// there is one, then candidates by priority (see doc.go). slotted marks a
-// pred already cut to its answer slot: it is read whole where it parses,
-// and every other constant value in it is returned in others, so that the
-// caller can refuse "3 or 4".
-func extract(text string, o *Options, gold, slotted bool, bud *budget) (ans answer, others []*node) {
+// there is one, then candidates by priority (see doc.go). A non-zero kind
+// marks a pred already cut to its answer slot of that kind: every other
+// constant value in it is returned in others, so that the caller can
+// refuse "3 or 4"; a box slot is read as its box group only (a malformed
+// box is not read by the pieces inside it), and a slot candidate over
+// maxAnswerLen is a limit hit, not skipped.
+func extract(text string, o *Options, gold bool, kind slot.Kind, bud *budget) (ans answer, others []*node) {
+	slotted := kind != slot.None
 	t, tagged := text, true
 	if !slotted {
 		t, tagged = answerTag(text)
@@ -93,12 +98,19 @@ func extract(text string, o *Options, gold, slotted bool, bud *budget) (ans answ
 		}
 		return cmp.Compare(a.start, b.start)
 	})
+	boxOnly := kind == slot.Boxed && o.BoxedPriority >= 0
 	for _, i := range order {
 		c := &cands[i]
 		if !bud.ok() {
 			break
 		}
+		if boxOnly && c.prio != o.BoxedPriority {
+			break
+		}
 		if len(c.raw) > maxAnswerLen {
+			if slotted {
+				return answer{limited: true}, nil
+			}
 			continue
 		}
 		if n, err := parseAnswer(c.raw, c.plain, o.MaxDepth, bud); err == nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,7 +63,7 @@ func TestParseCases(t *testing.T) {
 			continue
 		}
 		ran++
-		a, _ := extract(c.Input, &o, false, false, newBudget(context.Background(), time.Second))
+		a, _ := extract(c.Input, &o, false, slot.None, newBudget(context.Background(), time.Second))
 		got := ""
 		if a.node != nil {
 			got = a.node.String()

@@ -77,19 +77,22 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 	if testHookPanic != nil {
 		testHookPanic()
 	}
-	ga, _ := extract(gold, &opts, true, false, bud)
+	ga, _ := extract(gold, &opts, true, slot.None, bud)
 	var (
 		pa     answer
 		others []*node
 	)
 	if opts.Lenient {
-		pa, _ = extract(pred, &opts, false, false, bud)
+		pa, _ = extract(pred, &opts, false, slot.None, bud)
 	} else {
 		s := slot.Find(pred, false)
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
-		pa, others = extract(pred[s.Start:s.End], &opts, false, true, bud)
+		pa, others = extract(pred[s.Start:s.End], &opts, false, s.Kind, bud)
+		if pa.limited {
+			return Result{Gold: ga.String(), Reason: fmt.Sprintf("limit: the answer is over %d bytes", maxAnswerLen)}, nil
+		}
 		for _, o := range s.Others {
 			n, err := parseAnswer(o, false, opts.MaxDepth, bud)
 			if err != nil || pa.node == nil {
