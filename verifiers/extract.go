@@ -155,6 +155,10 @@ func Extract(s, mode string) (string, bool) {
 		s, ok = LastBoxed(s)
 	case ExtractNone:
 		ok = true
+	case ExtractSlot:
+		var reason string
+		s, reason = AnswerSlot(s, false)
+		ok = reason == ""
 	}
 	if !ok {
 		return "", false
