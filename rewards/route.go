@@ -118,8 +118,8 @@ type Outcome struct {
 	Timeout bool
 	Reason  string
 	// Err is this sample's failure (bad spec, unknown verifier, reference
-	// that does not parse, timeout, a verifier that panicked); Reward is 0
-	// then. Other samples are unaffected.
+	// that does not parse, the batch's context ending, a verifier that
+	// panicked); Reward is 0 then. Other samples are unaffected.
 	Err error
 }
 
@@ -241,6 +241,10 @@ func (r *Router) score(ctx context.Context, reg *verifiers.Registry, format veri
 				return Outcome{Timeout: true, Reason: "timeout: " + err.Error()}
 			}
 			return Outcome{Err: err}
+		}
+		if res.Timeout && parent.Err() != nil {
+			// The batch's context ended: not this sample's verdict.
+			return Outcome{Err: parent.Err()}
 		}
 		out.Accuracy, out.Correct, out.Parsed = res.Score, res.Correct, res.Parsed
 		out.Timeout, out.Reason = res.Timeout, res.Reason
