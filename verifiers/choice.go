@@ -47,6 +47,11 @@ func scoreChoice(_ context.Context, ans string, found bool, ref string, _ Params
 	}
 	got, reason, ok := ReadChoice(ans)
 	if !ok {
+		// An answer by the option's text ("42" for a ref "(B) 42") is
+		// that option.
+		if text := optionText(ref); text != "" && normText(ans) == text {
+			return Result{Score: 1, Correct: true, Parsed: string(gold)}, nil
+		}
 		return Result{Reason: reason}, nil
 	}
 	res := Result{Parsed: string(got)}
@@ -104,6 +109,23 @@ func ReadChoice(s string) (letter rune, reason string, ok bool) {
 		}
 	}
 	return r, "", true
+}
+
+// optionText returns the text of the option a reference names after its
+// letter ("(B) 42", "B. 42" give "42"), normalised by normText; "" when
+// there is none.
+func optionText(ref string) string {
+	s := strings.TrimSpace(choiceNoise.Replace(ref))
+	if _, end, ok := optionAt(s, 0, true); ok && end < len(s) {
+		return normText(strings.TrimLeft(s[end:], ".):,;] "))
+	}
+	return ""
+}
+
+// normText lower-cases s and drops surrounding punctuation and space, so
+// that "42." matches "42".
+func normText(s string) string {
+	return strings.ToLower(strings.Trim(choiceNoise.Replace(s), " \t\n.!,;:"))
 }
 
 // choiceNoise are the wrappers removed before a choice is read.
