@@ -76,7 +76,9 @@
 // Multiple choice (LLaVA multiple_choice): the slot names exactly one
 // option (ReadChoice: "B", "(B)", "B)", "Option B", "the answer is (D)",
 // "B is correct") equal to ref's, case-insensitively; a slot naming
-// several options ("A, B", "A or B", "(A) (B) (C) (D)") or none scores 0.
+// several options ("A, B", "A or B", "(A) (B) (C) (D)") or none scores 0;
+// a slot equal to the option text ref gives after its letter ("42" for
+// "(B) 42") names that option.
 //
 // Number (LLaVA number): the slot holds one number (the same value twice
 // counts once; a value ruled out, "not 6", does not count) equal to the
