@@ -81,6 +81,9 @@ func extract(text string, o *Options, gold bool, kind slot.Kind, bud *budget) (a
 	x := &extractor{t: t, o: o, gold: gold, latex: o.Match&MatchLatex != 0, expr: o.Match&MatchExpr != 0,
 		choice: o.Match&MatchChoice != 0, parenFailLine: -1, dollarFailLine: -1}
 	x.collect(tagged)
+	if kind == slot.Phrase {
+		x.phraseValue()
+	}
 	cands := x.cands
 	// Sort indices, not the candidates themselves: moving strings costs
 	// write barriers.
@@ -145,6 +148,26 @@ func negatedAt(t string, i int) bool {
 		}
 	}
 	return false
+}
+
+// phraseValue adds the whole value of an answer phrase slot as one
+// candidate ranked above the loose numbers and environments in it, so that
+// "the answer is x>2." reads x > 2 rather than 2, and "(C) 24" stays an
+// AMC answer; the value right after the phrase (prioAnswer) still comes
+// first.
+func (x *extractor) phraseValue() {
+	s := slot.Find(x.t, false)
+	if s.Kind != slot.Phrase || len(s.Values) != 1 {
+		return
+	}
+	v := strings.TrimRight(s.Values[0], ".!;, ")
+	i := strings.LastIndex(x.t, v)
+	// Math environments are candidates of their own, with their rules
+	// (an inline $ does not span lines).
+	if v == "" || i < 0 || len(v) > maxAnswerLen || strings.ContainsAny(v, "$\n") {
+		return
+	}
+	x.add(candidate{prio: prioFormula, start: i, end: i + len(v), raw: v, plain: !x.latex})
 }
 
 // maxOthers bounds the other values otherValues parses.

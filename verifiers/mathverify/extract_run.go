@@ -63,6 +63,14 @@ scan:
 			opens = opens[:len(opens)-1]
 			j = k + 1
 			good, goodOpens = j, len(opens)
+		case k == j+1 && isDigit(c) && j > i && isDigit(t[j-1]):
+			// A mixed number, "1 1/2": an integer, one space, a fraction.
+			e := mixedFracEnd(t, k)
+			if e <= k {
+				break scan
+			}
+			j = e
+			good, goodOpens = j, len(opens)
 		case strings.IndexByte("+-*/^", c) >= 0:
 			j, operand = k+1, true
 		case strings.HasPrefix(t[k:], "×") || strings.HasPrefix(t[k:], "÷") || strings.HasPrefix(t[k:], "·"):
@@ -121,6 +129,26 @@ scan:
 		}
 	}
 	return end, t[start:good] + suffix, true
+}
+
+// mixedFracEnd returns the end of the fraction n/d of integers at t[k] in
+// a mixed number ("1/2" of "1 1/2"), or k.
+func mixedFracEnd(t string, k int) int {
+	e := k
+	for e < len(t) && isDigit(t[e]) {
+		e++
+	}
+	if e+1 >= len(t) || t[e] != '/' || !isDigit(t[e+1]) {
+		return k
+	}
+	e++
+	for e < len(t) && isDigit(t[e]) {
+		e++
+	}
+	if e < len(t) && (t[e] == '.' && e+1 < len(t) && isDigit(t[e+1]) || t[e] == '^') {
+		return k
+	}
+	return e
 }
 
 // runStartByte marks the bytes a plain-text number can start with.

@@ -216,7 +216,7 @@ func (p *parser) skipUnit() bool {
 		if _, sep := p.separator(); sep {
 			return false
 		}
-	case t.kind == tText && t.aux == "mathrm" && unitWords[strings.ToLower(strings.Trim(t.text, " ~\\,;!"))]:
+	case t.kind == tText && t.aux == "mathrm" && unitText(t.text):
 	case t.kind == tWord && unitWords[strings.ToLower(t.text)] && len(p.bound) == 0:
 		// A unit word must end the value: "5 min" is a unit, "min(a, b)"
 		// and "5 m x" are not.
@@ -240,6 +240,32 @@ func (p *parser) skipUnit() bool {
 			p.pos += 2
 		case nx.kind == tOp && nx.text == "{" && p.peekAt(2).kind == tNum && p.peekAt(3).kind == tOp && p.peekAt(3).text == "}":
 			p.pos += 4
+		}
+	}
+	return true
+}
+
+// unitText reports the content of \mathrm{…} after a value that is a
+// unit: unit words and unit letters, joined by /, ^, spaces or \cdot
+// ("~cm", "m/s", "kg\cdot m^2"). One letter alone must be a unit letter
+// other than e and i, which are constants.
+func unitText(s string) bool {
+	s = strings.Trim(s, " ~\\,;!")
+	if s == "" {
+		return false
+	}
+	words := strings.FieldsFunc(s, func(r rune) bool {
+		return r == '/' || r == '^' || r == ' ' || r == '~' || r == '{' || r == '}' || r == '.' || r == '\\' || r >= '0' && r <= '9'
+	})
+	if len(words) == 0 {
+		return false
+	}
+	for _, w := range words {
+		if w == "cdot" {
+			continue
+		}
+		if !unitWords[strings.ToLower(w)] && !(len(w) == 1 && strings.Contains("msgkhlLNJWVAKC", w)) {
+			return false
 		}
 	}
 	return true
