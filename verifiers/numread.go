@@ -31,8 +31,8 @@ const (
 //     number, "1,2" and "1, 2" are two.
 //   - Scientific notation: "1.5e3", "1.5E-3", "1.5 × 10^3", "1.5\times
 //     10^{3}", "3*10^5" are one number each ("3e5" is 300000, not 5).
-//   - A power of integers "2^10" is its value, 1024; a fraction of
-//     integers "3/4" or "\frac{3}{4}" is its value.
+//   - A power of integers "2^10" is its value, 1024 ("10^{-3}" is
+//     1/1000); a fraction of integers "3/4" or "\frac{3}{4}" is its value.
 //   - "%", "\%" and "percent" after a number are a unit and dropped.
 //
 // limited is true when a number has more than MaxNumberDigits digits (or
@@ -93,6 +93,9 @@ func readNumbers(s string, strict bool) (vals []*big.Rat, limited, bounded bool)
 // signBefore reports whether the number at s[i] carries a minus sign.
 func signBefore(s string, i int) bool {
 	k := i
+	if k >= 2 && s[k-1] == ' ' && s[k-2] != ' ' {
+		k-- // one space between a sign and its digits: "− 3"
+	}
 	neg := false
 	switch {
 	case k > 0 && (s[k-1] == '-' || s[k-1] == '+'):
@@ -172,11 +175,16 @@ func readNumber(s string, i int) (*big.Rat, int, bool) {
 			if e > 0 && float64(len(text))*float64(e) > MaxNumberDigits {
 				return nil, end, true
 			}
-			if e >= 0 {
-				n := new(big.Int).Exp(v.Num(), big.NewInt(int64(e)), nil)
-				v.SetInt(n)
-				j = end
+			if e < 0 && (v.Sign() == 0 || float64(len(text))*float64(-e) > MaxNumberDigits) {
+				return nil, end, v.Sign() != 0
 			}
+			n := new(big.Int).Exp(v.Num(), big.NewInt(int64(max(e, -e))), nil)
+			if e < 0 {
+				v.SetFrac(big.NewInt(1), n)
+			} else {
+				v.SetInt(n)
+			}
+			j = end
 		}
 	}
 	// A fraction of integers: 3/4.
@@ -309,6 +317,10 @@ func intArg(s string, k int) (int, int, bool) {
 	if braced {
 		k++
 	}
+	neg := braced && k < len(s) && s[k] == '-'
+	if neg {
+		k++
+	}
 	start := k
 	e := 0
 	for k < len(s) && isDigit(s[k]) && k-start < 6 {
@@ -323,6 +335,9 @@ func intArg(s string, k int) (int, int, bool) {
 			return 0, k, false
 		}
 		k++
+	}
+	if neg {
+		e = -e
 	}
 	return e, k, true
 }

@@ -44,6 +44,10 @@ func TestReadNumbers(t *testing.T) {
 		{strings.Repeat("9", 5000), nil, true},
 		{"2^99999", nil, true},
 		{"no numbers", nil, false},
+		{"x = − 3", []string{"-3/1"}, false},
+		{"5 - 3", []string{"5/1", "3/1"}, false},
+		{"10^{-3}", []string{"1/1000"}, false},
+		{"0^{-1}", nil, false},
 	} {
 		got, lim := verifiers.ReadNumbers(c.in)
 		var s []string
