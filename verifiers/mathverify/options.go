@@ -62,10 +62,11 @@ type Options struct {
 	// MaxFactorial is the largest n for which n! and binomials are
 	// computed. Default 1000.
 	MaxFactorial int
-	// Lenient reads a pred without an answer slot as Math-Verify does,
-	// taking the last number or formula anywhere in it. By default (false)
-	// the pred's answer is read from its answer slot only (doc.go, "Answer
-	// slot"), and a pred without one is not correct.
+	// Lenient turns the answer-slot rule off: the pred is read as
+	// Math-Verify reads it, boxes and answer phrases first, else the last
+	// number or formula anywhere. By default (false) the pred's answer is
+	// read from its answer slot only (doc.go, "Answer slot"), and a pred
+	// without one, or with several answers in it, is not correct.
 	Lenient bool
 	// Timeout bounds one Verify call in addition to the context's own
 	// deadline; 0 means none. It is a safety net for hostile input (typical
