@@ -232,3 +232,37 @@ func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteCountsVerifierTimeouts checks that a verifier's own timeout
+// verdict (math's budget, say) is counted: in the means as the 0 it scored
+// and in SourceStats.Timeouts, never dropped.
+func TestRouteCountsVerifierTimeouts(t *testing.T) {
+	var reg verifiers.Registry
+	_ = reg.Register("slow", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Timeout: true, Reason: "timeout: budget"}, nil
+	}))
+	_ = reg.Register("fast", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Score: 1, Correct: true}, nil
+	}))
+	samples := []rewards.Sample{mkSample("m", "slow", "a", "a", nil), mkSample("m", "fast", "a", "a", nil)}
+	for i := range samples {
+		samples[i].Spec.FormatRatio = 0
+	}
+	out := make([]rewards.Outcome, 2)
+	diag := rewards.NewDiagnostics()
+	r := rewards.Router{Registry: &reg, Diagnostics: diag}
+	if err := r.Route(context.Background(), out, samples); err != nil {
+		t.Fatal(err)
+	}
+	if o := out[0]; o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
+		t.Errorf("timed-out sample: %+v", o)
+	}
+	s := diag.Snapshot()
+	if len(s) != 1 || s[0].Count != 2 || s[0].Timeouts != 1 || s[0].Failed != 0 || s[0].Accuracy != 0.5 {
+		t.Errorf("diagnostics %+v; want both samples in the mean, one timeout", s)
+	}
+	m := rewards.Metrics("train", s)
+	if m["train/m/timeouts"] != 1 {
+		t.Errorf("metrics %v", m)
+	}
+}
