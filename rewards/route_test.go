@@ -234,8 +234,9 @@ func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
 }
 
 // TestRouteCountsVerifierTimeouts checks that a verifier's own timeout
-// verdict (math's budget, say) is counted: in the means as the 0 it scored
-// and in SourceStats.Timeouts, never dropped.
+// verdict (math's budget, say) and a limit hit are counted: in the means
+// as the 0 they scored and in SourceStats.Timeouts and Limits, never
+// dropped.
 func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	var reg verifiers.Registry
 	_ = reg.Register("slow", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
@@ -244,11 +245,14 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	_ = reg.Register("fast", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
 	}))
-	samples := []rewards.Sample{mkSample("m", "slow", "a", "a", nil), mkSample("m", "fast", "a", "a", nil)}
+	_ = reg.Register("big", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Reason: "limit: too long"}, nil
+	}))
+	samples := []rewards.Sample{mkSample("m", "slow", "a", "a", nil), mkSample("m", "fast", "a", "a", nil), mkSample("m", "big", "a", "a", nil)}
 	for i := range samples {
 		samples[i].Spec.FormatRatio = 0
 	}
-	out := make([]rewards.Outcome, 2)
+	out := make([]rewards.Outcome, 3)
 	diag := rewards.NewDiagnostics()
 	r := rewards.Router{Registry: &reg, Diagnostics: diag}
 	if err := r.Route(context.Background(), out, samples); err != nil {
@@ -258,11 +262,11 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 		t.Errorf("timed-out sample: %+v", o)
 	}
 	s := diag.Snapshot()
-	if len(s) != 1 || s[0].Count != 2 || s[0].Timeouts != 1 || s[0].Failed != 0 || s[0].Accuracy != 0.5 {
-		t.Errorf("diagnostics %+v; want both samples in the mean, one timeout", s)
+	if len(s) != 1 || s[0].Count != 3 || s[0].Timeouts != 1 || s[0].Limits != 1 || s[0].Failed != 0 || math.Abs(s[0].Accuracy-1.0/3) > 1e-12 {
+		t.Errorf("diagnostics %+v; want all samples in the mean, one timeout, one limit", s)
 	}
 	m := rewards.Metrics("train", s)
-	if m["train/m/timeouts"] != 1 {
+	if m["train/m/timeouts"] != 1 || m["train/m/limits"] != 1 {
 		t.Errorf("metrics %v", m)
 	}
 }
