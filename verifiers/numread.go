@@ -125,41 +125,56 @@ func signBefore(s string, i int) bool {
 // end; limited when it is over MaxNumberDigits.
 func readNumber(s string, i int) (*big.Rat, int, bool) {
 	neg := signBefore(s, i)
-	var digits strings.Builder
+	// The digits are a slice of s unless thousands groups must be
+	// dropped; only then are they copied.
 	j := i
 	for j < len(s) && isDigit(s[j]) {
-		digits.WriteByte(s[j])
 		j++
 	}
+	var grouped []byte
 	if n := j - i; n >= 1 && n <= 3 {
 		for {
 			k, ok := groupAt(s, j)
 			if !ok {
 				break
 			}
-			digits.WriteString(s[k : k+3])
+			if grouped == nil {
+				grouped = append(make([]byte, 0, 16), s[i:j]...)
+			}
+			grouped = append(grouped, s[k:k+3]...)
 			j = k + 3
 		}
 	}
+	intEnd := j
 	isInt := true
 	if j+1 < len(s) && s[j] == '.' && isDigit(s[j+1]) {
 		isInt = false
-		digits.WriteByte('.')
 		j++
 		for j < len(s) && isDigit(s[j]) {
-			digits.WriteByte(s[j])
 			j++
 		}
+		if grouped != nil {
+			grouped = append(grouped, s[intEnd:j]...)
+		}
 	}
-	if digits.Len() > MaxNumberDigits {
+	text := s[i:j]
+	if grouped != nil {
+		text = string(grouped)
+	}
+	if len(text) > MaxNumberDigits {
 		return nil, skipDigits(s, j), true
 	}
-	text := digits.String()
 	if text[0] == '.' {
 		text = "0" + text
 	}
-	v, ok := new(big.Rat).SetString(text)
-	if !ok {
+	v := new(big.Rat)
+	if isInt && len(text) <= 18 {
+		var x int64
+		for k := 0; k < len(text); k++ {
+			x = 10*x + int64(text[k]-'0')
+		}
+		v.SetInt64(x)
+	} else if _, ok := v.SetString(text); !ok {
 		return nil, j, false
 	}
 	// Scientific notation: e±n, or × 10^n.
