@@ -81,7 +81,8 @@
 // "(B) 42") names that option.
 //
 // Number (LLaVA number): the slot holds one number (the same value twice
-// counts once; a value ruled out, "not 6", does not count) equal to the
+// counts once; a value ruled out, "not 6", does not count; a bound, "at
+// least 6", scores 0) equal to the
 // last number of ref, exactly as rationals; "tol" > 0 allows |a − b| ≤
 // tol·|b| in float64. ReadNumbers documents the notation: Unicode minus,
 // thousands groups of exactly three digits (",", "{,}", thin space),
