@@ -71,7 +71,10 @@ type Options struct {
 	// Timeout bounds one Verify call in addition to the context's own
 	// deadline; 0 means none. It is a safety net for hostile input (typical
 	// calls take microseconds). A call that reaches it is a verdict of 0
-	// with Result.Timeout set, not an error. Default 30 ms.
+	// with Result.Timeout set, not an error. A call that has done little
+	// work when it passes the budget (under 256 steps; typical calls take
+	// under 200) was descheduled on a loaded machine rather than
+	// expensive, and gets four times the budget. Default 30 ms.
 	Timeout time.Duration
 }
 
