@@ -165,8 +165,15 @@ func optionAt(s string, i int, lead bool) (rune, int, bool) {
 		case 0, '.', ')', ':', ',', ';', ']':
 			return r, i + 1, true
 		}
-		if strings.TrimSpace(s[i+1:]) == "" || strings.TrimRight(s[i+1:], " .!") == "" {
+		rest := strings.TrimSpace(s[i+1:])
+		if strings.TrimRight(rest, " .!") == "" {
 			return r, i + 1, true
+		}
+		// "B - the cat", "B because …": a justification after the letter.
+		for _, w := range [...]string{"-", "—", "–", "because ", "since ", "as "} {
+			if next == ' ' && strings.HasPrefix(strings.ToLower(rest), w) {
+				return r, i + 1, true
+			}
 		}
 		return 0, 0, false
 	}
