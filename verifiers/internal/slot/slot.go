@@ -148,7 +148,7 @@ func region(resp string) (off, end int, tagged bool, reason string) {
 			break
 		}
 		i += k
-		for _, tag := range [...]string{"<think>", "<reasoning>", "</think>", "</reasoning>"} {
+		for _, tag := range [...]string{"<think>", "<thinking>", "<reasoning>", "</think>", "</thinking>", "</reasoning>"} {
 			if strings.HasPrefix(resp[i:], tag) {
 				if tag[1] == '/' {
 					lastCloseThink, thinkEnd = i, i+len(tag)
