@@ -75,7 +75,7 @@ func ReadChoice(s string) (letter rune, reason string, ok bool) {
 		changed = false
 		for _, w := range [...]string{"the", "correct", "final", "answer", "option", "choice", "is", ":", "-",
 			"i choose", "i pick", "i select", "i would choose", "i'd choose", "i go with", "my", "it's", "it is",
-			"therefore", "thus", "hence", "so", ","} {
+			"therefore", "thus", "hence", "so", ",", "i think", "i believe", "i guess", "i would say", "i'd say"} {
 			if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) && (len(s) == len(w) || !isWordByte(s[len(w)]) || !isWordByte(w[0])) {
 				s, changed = strings.TrimSpace(s[len(w):]), true
 			}
