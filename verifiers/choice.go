@@ -203,11 +203,26 @@ func optionAt(s string, i int, lead bool) (rune, int, bool) {
 func reasonStart(s string) int {
 	best := -1
 	for _, w := range [...]string{" because ", " since ", " as ", " which ", " while ", " whereas ", " unlike ", " than "} {
-		if k := strings.Index(strings.ToLower(s), w); k >= 0 && (best < 0 || k < best) {
+		if k := indexASCIIFold(s, w); k >= 0 && (best < 0 || k < best) {
 			best = k
 		}
 	}
 	return best
+}
+
+// indexASCIIFold is strings.Index ignoring ASCII case, with positions in s
+// itself (strings.ToLower may change the length of invalid UTF-8).
+func indexASCIIFold(s, w string) int {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for j < len(w) && s[i+j]|0x20 == w[j]|0x20 && (w[j] != ' ' || s[i+j] == ' ') {
+			j++
+		}
+		if j == len(w) {
+			return i
+		}
+	}
+	return -1
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
