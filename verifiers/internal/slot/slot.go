@@ -5,23 +5,28 @@
 //
 // The rule, in order:
 //
+//  0. A chat template's end-of-turn token (<|im_end|>, <|im_start|>,
+//     <|endoftext|>, <|eot_id|>, <|end|>) ends the response.
 //  1. Reasoning is not an answer. Text up to the last </think> (or
-//     </reasoning>) is dropped; a <think> left open means the response
-//     was cut off inside its reasoning and has no answer.
+//     </thinking>, </reasoning>) is dropped; a <think> left open means the
+//     response was cut off inside its reasoning and has no answer.
 //  2. If <answer> tags are present, the last closed pair is the region
 //     searched below. An <answer> left open after the last closed pair,
 //     or an empty pair, is a malformed slot: no answer, never a fallback
 //     to earlier text.
 //  3. Inside the region, the slot is whichever comes last: the last group
 //     of \boxed{…} (or \fbox{…}), boxes joined only by "and", "or",
-//     commas or spacing forming one group; or the value after the last
-//     answer phrase ("the answer is", "final answer:", "answer =",
-//     "####"). Boxes that are not one group must all hold the same text.
-//     A \boxed{ that never closes after every closed one is malformed.
+//     commas, spacing, short \text{} or "name =" forming one group; or the
+//     value after the last answer phrase ("the answer is", "final
+//     answer:", "the correct option is", "####", or backwards "X is the
+//     answer."). Earlier boxes whose text differs are passed on as Others
+//     for the verifier to compare by value. A \boxed{ that never closes
+//     after every closed one is malformed.
 //  4. With neither, inside <answer> tags the whole tag content is the
-//     slot; without tags the slot is a bare final line: the last non-empty
-//     line, at most MaxFinalLine bytes, that is a formula rather than
-//     prose, or a sentence ending with its only math environment.
+//     slot; without tags the slot is a bare final line (at most
+//     MaxFinalLine bytes: a formula rather than prose, or a sentence ending
+//     with its only math environment) or else a concluding sentence
+//     ("Therefore, the total is 42.").
 //  5. Otherwise there is no slot and the response earns nothing.
 //
 // Lenient mode, an explicit parameter of each verifier, replaces step 5
