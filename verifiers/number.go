@@ -104,8 +104,9 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 // |pred − ref| ≤ tol·|ref|, compared in float64. A percent sign is a unit:
 // "50%" equals "50" (and not 0.5). Score 1 or 0; a slot with several
 // different numbers ("3 or 4", "between 2 and 4") or none scores 0 with a
-// Reason. A number the slot rules out ("42, not 41", "rather than 41",
-// "instead of 41") does not count; a number written as a bound ("at least
+// Reason. Arithmetic shown in parentheses after the answer ("42 (6 × 7)")
+// is working, not an answer; a number the slot rules out ("42, not 41",
+// "rather than 41", "instead of 41") does not count; a number written as a bound ("at least
 // 42", "more than 42", "42 or more") scores 0.
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
@@ -135,7 +136,7 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params
 	if !found {
 		return Result{}, nil
 	}
-	got, limited, bounded := readNumbers(ans, true)
+	got, limited, bounded := readNumbers(dropWorkings(ans), true)
 	switch {
 	case bounded:
 		return Result{Reason: "a bound (at least, more than, or more, …), not a value"}, nil
@@ -154,6 +155,56 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params
 		res.Score, res.Correct = 1, true
 	}
 	return res, nil
+}
+
+// dropWorkings removes arithmetic shown in parentheses after the answer,
+// "42 (6 × 7)" or "42 (= 6·7)": digits, operators and spaces only, after a
+// first number. Anything else in parentheses ("(or 43)", "(41, 42)") stays
+// and counts.
+func dropWorkings(s string) string {
+	first := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if first < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:first])
+	rest := s[first:]
+	for {
+		o := strings.IndexByte(rest, '(')
+		if o < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		c := strings.IndexByte(rest[o:], ')')
+		if c < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		inner := rest[o+1 : o+c]
+		b.WriteString(rest[:o])
+		if !isWorking(inner) {
+			b.WriteString(rest[o : o+c+1])
+		}
+		rest = rest[o+c+1:]
+	}
+}
+
+// isWorking reports arithmetic: digits, at least one operator, spaces.
+func isWorking(s string) bool {
+	s = strings.NewReplacer(`\times`, "*", `\cdot`, "*", "×", "*", "·", "*", "÷", "/").Replace(s)
+	ops, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			digits++
+		case strings.IndexByte("+-*/=^", c) >= 0:
+			ops++
+		case c == ' ' || c == '.':
+		default:
+			return false
+		}
+	}
+	return ops > 0 && digits > 0
 }
 
 func ratsMatch(a, b *big.Rat, tol float64) bool {
