@@ -386,8 +386,9 @@ func (f *fifo) at(i int) *entry {
 
 // Buffer is AVATAR's stratified replay buffer (§4.1) with its VCRS (§4.4).
 // It is safe for concurrent use: rollout workers Add while the trainer
-// Samples. One mutex guards everything; Add and Sample hold it for well
-// under a microsecond.
+// Samples. One mutex guards everything; Add and a tier-weighted Sample
+// hold it for well under a microsecond, a Sample for one prompt for one
+// pass over the buffer (about 10 µs at 10 000 experiences).
 type Buffer struct {
 	mu      sync.Mutex
 	cfg     Config

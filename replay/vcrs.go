@@ -282,6 +282,25 @@ func (v *VCRS) grow() {
 	v.rings = v.rings[:(n+1)*v.window]
 }
 
+// reserve makes room for n more prompts at once (Restore knows how many
+// are coming), so that the arrays are allocated once at their final size
+// instead of doubling through copies.
+func (v *VCRS) reserve(n int) {
+	need := min(len(v.slots)+n, v.max)
+	if need <= cap(v.slots) {
+		return
+	}
+	slots := make([]slot, len(v.slots), need)
+	copy(slots, v.slots)
+	v.slots = slots
+	rings := make([]float64, len(v.rings), need*v.window)
+	copy(rings, v.rings)
+	v.rings = rings
+	if len(v.index) == 0 {
+		v.index = make(map[uint64]int32, need)
+	}
+}
+
 func (v *VCRS) unlink(s int32) {
 	sl := &v.slots[s]
 	if sl.newer != none {
