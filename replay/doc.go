@@ -66,7 +66,7 @@
 // computes L = L_on + α·L_off (L = −J, each term aggregated over its own
 // tokens by ppo.PolicyLoss) and writes the gradient of both parts into the
 // caller's slices. The defaults are §5's: α = 0.6, β = 0.1 (the KL weight
-// of Eq. 2), λ_TAS = 0.3. Either part may carry per-token weights (APPO's,
+// of Eq. 2, taken on the fresh part only unless OffPolicyKL), λ_TAS = 0.3. Either part may carry per-token weights (APPO's,
 // multiplied with TAS) and proximal log-probabilities (decoupled PPO),
 // passed to ppo.PolicyLoss.
 //

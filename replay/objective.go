@@ -25,6 +25,15 @@ type ObjectiveConfig struct {
 	// silent objective without replay (start from DefaultObjectiveConfig;
 	// to train without replay, pass an empty off-policy part).
 	Alpha float64
+	// OffPolicyKL applies Eq. 2's KL term to the replayed part as well.
+	// Off by default (the zero value): the KL to π_ref is a property of
+	// the policy, which the fresh samples estimate without bias, while the
+	// k3 estimator on a replayed token whose probability π_θ has since cut
+	// far below π_ref's has gradient 1 − π_ref/π_θ, without bound — a
+	// stale sample would pull the policy back towards what it unlearnt.
+	// The paper says J_off has "the same form" as Eq. 2 and does not
+	// discuss the term; this is this package's reading.
+	OffPolicyKL bool
 	// TAS shapes the advantages of both parts (Algorithm 1, line 7);
 	// tas.Uniform turns shaping off.
 	TAS tas.Config
@@ -109,7 +118,8 @@ type OffPolicy[F tensor.Float] struct {
 	// len(Samples[i].Logp) of them, which receive the stored behaviour
 	// log-probabilities in order.
 	Logp, Mask tensor.Batch[F]
-	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0.
+	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0 and
+	// OffPolicyKL is set; ignored otherwise.
 	RefLogp tensor.Batch[F]
 	// ProxLogp, if given, makes the part decoupled PPO: the ratio is taken
 	// to the proximal policy and each token weighted by π_prox/π_θoff,
@@ -355,10 +365,14 @@ func (o *Objective[F]) offPolicy(grad []F, off OffPolicy[F]) (ppo.Result, Advant
 	if err := tas.ApplySequence(tok, o.advOff, off.Mask, o.cfg.TAS); err != nil {
 		return ppo.Result{}, st, false, err
 	}
+	loss, ref := o.cfg.Loss, off.RefLogp
+	if !o.cfg.OffPolicyKL {
+		loss.KLCoef, ref = 0, tensor.Batch[F]{}
+	}
 	r, err := ppo.PolicyLoss(grad, ppo.Inputs[F]{
-		Logp: off.Logp, OldLogp: old, Advantages: tok, Mask: off.Mask, RefLogp: off.RefLogp,
+		Logp: off.Logp, OldLogp: old, Advantages: tok, Mask: off.Mask, RefLogp: ref,
 		ProxLogp: off.ProxLogp, TokenWeights: off.TokenWeights,
-	}, o.cfg.Loss)
+	}, loss)
 	if err != nil {
 		return r, st, false, err
 	}

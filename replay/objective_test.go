@@ -102,7 +102,7 @@ func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *r
 func TestStepComposesPackages(t *testing.T) {
 	s := randomStep[float32](1, 2, 4, 4, 12, true)
 	cfg := replay.DefaultObjectiveConfig()
-	cfg.Loss, cfg.Alpha = grpo.GRPOLoss(), 0.5
+	cfg.Loss, cfg.Alpha, cfg.OffPolicyKL = grpo.GRPOLoss(), 0.5, true
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	res, err := o.Step(gradOn, gradOff, s.on, s.off)
@@ -456,5 +456,33 @@ func TestStepAllocatesNothing(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
 		t.Errorf("%v allocations per step", n)
+	}
+}
+
+// TestOffPolicyKL: by default Eq. 2's KL term is taken on the fresh part
+// only, so the replayed part needs no reference log-probs and its loss has
+// no KL; with OffPolicyKL it has both.
+func TestOffPolicyKL(t *testing.T) {
+	s := randomStep[float64](12, 2, 3, 3, 8, true)
+	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
+	res, err := o.Step(gOn, gOff, s.on, s.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.On.KLLoss == 0 || res.Off.KLLoss != 0 {
+		t.Errorf("default: on KL loss %v, off KL loss %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss)
+	}
+	noRef := s.off
+	noRef.RefLogp = tensor.Batch[float64]{}
+	if _, err := o.Step(gOn, gOff, s.on, noRef); err != nil {
+		t.Errorf("default without off-policy reference: %v", err)
+	}
+	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.OffPolicyKL = 0.1, true })
+	if res, err = o.Step(gOn, gOff, s.on, s.off); err != nil || res.Off.KLLoss == 0 {
+		t.Errorf("OffPolicyKL: off KL loss %v, %v", res.Off.KLLoss, err)
+	}
+	if _, err := o.Step(gOn, gOff, s.on, noRef); !errors.Is(err, tensor.ErrEmpty) {
+		t.Errorf("OffPolicyKL without reference: %v", err)
 	}
 }
