@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -47,24 +49,33 @@ func accuracyAt(r RunResult, x float64) float64 {
 // highest seed shaded, with the target dashed, into a PNG at path.
 func plotCurves(path string, all [][]RunResult, names []string, target float64) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Greedy accuracy vs generated completions (median and range over %d seeds)", len(all))
+	p.Title.Text = fmt.Sprintf("Greedy accuracy vs generated completions: median over %d seeds, range shaded (ablations dashed, unshaded)", len(all))
 	p.X.Label.Text = "generated completions"
 	p.Y.Label.Text = "greedy accuracy over the prompt set"
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Add(plotter.NewGrid())
+	// The x axis spans grpo's budget (dapo, which draws extra groups,
+	// runs on past it); each run is drawn up to the fewest completions
+	// any of its seeds generated.
 	maxX := 0.0
-	for _, runs := range all {
-		for _, r := range runs {
-			maxX = max(maxX, float64(r.Curve[len(r.Curve)-1].Completions))
+	last := make([]float64, len(names))
+	for k, name := range names {
+		last[k] = math.Inf(1)
+		for _, runs := range all {
+			last[k] = min(last[k], float64(runs[k].Curve[len(runs[k].Curve)-1].Completions))
+		}
+		if name != "dapo" {
+			maxX = max(maxX, last[k])
 		}
 	}
 	const points = 200
 	for k, name := range names {
 		c := palette[k%len(palette)]
+		end := min(last[k], maxX)
 		mid := make(plotter.XYs, points+1)
 		lo, hi := make(plotter.XYs, points+1), make(plotter.XYs, points+1)
 		for i := range mid {
-			x := maxX * float64(i) / points
+			x := end * float64(i) / points
 			ys := make([]float64, len(all))
 			for s := range all {
 				ys[s] = accuracyAt(all[s][k], x)
@@ -75,20 +86,28 @@ func plotCurves(path string, all [][]RunResult, names []string, target float64) 
 			}
 			mid[i] = plotter.XY{X: x, Y: median(ys)}
 		}
-		band := append(lo, reverse(hi)...)
-		poly, err := plotter.NewPolygon(band)
-		if err != nil {
-			return err
+		ablation := strings.HasPrefix(name, "avatar_")
+		if !ablation {
+			band := append(lo, reverse(hi)...)
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return err
+			}
+			// Premultiplied alpha: a light tint of the run's colour.
+			poly.Color = color.RGBA{R: c.R / 5, G: c.G / 5, B: c.B / 5, A: 0x33}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
 		}
-		poly.Color = color.RGBA{R: c.R, G: c.G, B: c.B, A: 0x30}
-		poly.LineStyle.Width = 0
-		p.Add(poly)
 		line, err := plotter.NewLine(mid)
 		if err != nil {
 			return err
 		}
 		line.Color = c
 		line.Width = vg.Points(1.5)
+		if ablation {
+			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+			line.Width = vg.Points(1)
+		}
 		p.Add(line)
 		p.Legend.Add(name, line)
 	}
@@ -104,7 +123,8 @@ func plotCurves(path string, all [][]RunResult, names []string, target float64) 
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.YOffs = vg.Points(20)
 	p.Legend.XOffs = -vg.Points(10)
-	return p.Save(8*vg.Inch, 5*vg.Inch, path)
+	p.X.Max = maxX
+	return p.Save(9*vg.Inch, 5.5*vg.Inch, path)
 }
 
 func reverse(xy plotter.XYs) plotter.XYs {
