@@ -276,9 +276,14 @@ def offpolicy_cases(g):
             rewards = [g.pick([0.0, 1.0])] * n  # no spread: left unscaled
         else:
             rewards = [g.pick([0.0, 1.0, g.u(-1, 2)]) for _ in range(n)]
+        if k % 7 == 3:  # a small spread, under the floor
+            rewards = [num(0.5 + g.u(-0.02, 0.02)) for _ in range(max(n, 2))]
+            n = len(rewards)
+        cfg = {"eps": g.pick([1e-6, 1e-4, 0.01])}
+        if k % 3 == 0:
+            cfg["std_floor"] = g.pick([0.05, 0.5, 1.0])
         cases.append({"op": "offpolicy_advantages", "rewards": rewards,
-                      "baselines": [g.u(0, 1) for _ in range(n)],
-                      "config": {"eps": g.pick([1e-6, 1e-4, 0.01])}})
+                      "baselines": [g.u(0, 1) for _ in range(n)], "config": cfg})
     return cases
 
 

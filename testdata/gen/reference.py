@@ -337,12 +337,15 @@ def tas_weights(req):
 
 
 def offpolicy_advantages(req):
-    eps = req.get("config", {}).get("eps", 1e-6)
+    cfg = {"eps": 1e-6, "std_floor": 0.1}
+    cfg.update(req.get("config", {}))
     rewards, base = req["rewards"], req["baselines"]
     sigma = _std(rewards, True)
-    # With no spread (one experience or equal rewards) the advantage is left
-    # unscaled, R - R̄(q), rather than divided by eps (docs/spec.md#avatar-off-policy-advantage).
-    denom = sigma + eps if sigma > 0 else 1.0
+    # Eq. 11 with its guard (docs/spec.md#avatar-off-policy-advantage): the
+    # spread is raised to at least std_floor (0 means the default 0.1), so
+    # that a batch of nearly equal rewards cannot blow the advantage up.
+    floor = cfg["std_floor"] if cfg["std_floor"] > 0 else 0.1
+    denom = max(sigma, floor) + cfg["eps"]
     return {"advantages": [(r - b) / denom for r, b in zip(rewards, base)]}
 
 
