@@ -1,5 +1,5 @@
 // Package verifiers scores model output against references with rules
-// (docs/spec.md#verifiers): the Verifier interface, a registry keyed by
+// (docs/spec.md#rewards-and-verifiers): the Verifier interface, a registry keyed by
 // V-Triune's `verifier` name, and the rule verifiers of "One RL to See
 // Them All" (V-Triune, arXiv 2505.18129, §3.2) and of LLaVA-OneVision-1.5's
 // RL recipe (its reward modules).
