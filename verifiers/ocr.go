@@ -21,8 +21,9 @@ func EditDistance(a, b string) (int, error) {
 	return editDistance(ra, rb)
 }
 
-func editDistance(a, b []rune) (int, error) {
-	// A shared prefix and suffix never change the distance.
+// trimCommon drops the prefix and suffix a and b share, which never change
+// their edit distance, and returns the longer remainder first.
+func trimCommon(a, b []rune) ([]rune, []rune) {
 	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
 		a, b = a[1:], b[1:]
 	}
@@ -32,6 +33,11 @@ func editDistance(a, b []rune) (int, error) {
 	if len(a) < len(b) {
 		a, b = b, a
 	}
+	return a, b
+}
+
+func editDistance(a, b []rune) (int, error) {
+	a, b = trimCommon(a, b)
 	if len(b) == 0 {
 		return len(a), nil
 	}
@@ -135,15 +141,7 @@ func OCRSimilarityContext(ctx context.Context, pred string, targets []string) (s
 // kmax (ok), computing banded tables of widening band and charging their
 // cells to *cells; lim reports that the next table would overdraw it.
 func boundedDistance(ctx context.Context, a, b []rune, kmax int, cells *int) (d int, ok, lim bool, err error) {
-	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
-		a, b = a[1:], b[1:]
-	}
-	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
-		a, b = a[:len(a)-1], b[:len(b)-1]
-	}
-	if len(a) < len(b) {
-		a, b = b, a
-	}
+	a, b = trimCommon(a, b)
 	if len(b) == 0 {
 		return len(a), len(a) <= kmax, false, nil
 	}
