@@ -10,6 +10,7 @@
 //	rlpost golden [-bin PATH] FILE.jsonl...
 //	                                    check golden request/expected pairs
 //	                                    through `rlpost conform`
+//	rlpost serve [-addr 127.0.0.1:8700 ...] the verifiers as an HTTP reward service
 //
 // On bad input conform prints {"error": "..."} and exits 2; verify reports
 // errors per line and goes on.
@@ -26,6 +27,8 @@ const usage = `usage:
   rlpost verify < requests.jsonl
   rlpost bench -op OP [-B 64] [-T 4096] [-iters 20] [-device cpu|cuda]
   rlpost golden [-bin PATH] [-strict] FILE.jsonl...
+  rlpost serve [-addr 127.0.0.1:8700] [-workers N] [-timeout 2s] [-token-file F] [-verifier math] ...
+  rlpost serve -loadtest [-duration 3s] [-batches 1,64,1000] [-conns 1,4]
 `
 
 func main() {
@@ -47,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return benchCmd(args[1:], stdout, stderr)
 	case "golden":
 		return goldenCmd(args[1:], stdout, stderr)
+	case "serve":
+		return serveCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
