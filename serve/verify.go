@@ -18,14 +18,17 @@ type verifyBody struct {
 // verify answers POST /verify: {"results": [...]}, one entry per item in
 // order, each a verify result or {"error": "items[i]: ..."}.
 func (s *Server) verify(ctx context.Context, body []byte) ([]byte, *httpError) {
-	var req verifyBody
-	if herr := decodeBody(body, &req, true); herr != nil {
-		return nil, herr
+	raw, ok := verifyline.SplitItems(body) // one pass over the common shape
+	if !ok {
+		var req verifyBody
+		if herr := decodeBody(body, &req, true); herr != nil {
+			return nil, herr
+		}
+		if req.Items == nil {
+			return nil, badRequest(`body: missing "items" (a list of {"verifier", "gold", "pred", "params"} objects)`)
+		}
+		raw = *req.Items
 	}
-	if req.Items == nil {
-		return nil, badRequest(`body: missing "items" (a list of {"verifier", "gold", "pred", "params"} objects)`)
-	}
-	raw := *req.Items
 	if len(raw) > s.cfg.MaxItems {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("%d items; the limit is %d (-max-items)", len(raw), s.cfg.MaxItems)}
 	}

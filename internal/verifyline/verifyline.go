@@ -44,6 +44,15 @@ func FromVerifier(r verifiers.Result) Result {
 // field, data after the object, a missing "verifier" or "pred" are errors,
 // whose text says which. It does not look the verifier up.
 func Parse(data []byte) (Request, error) {
+	if req, ok := fastParse(data); ok {
+		return req, nil
+	}
+	return parseSlow(data)
+}
+
+// parseSlow is Parse through encoding/json, whose errors are the
+// contract's.
+func parseSlow(data []byte) (Request, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Request{}, errors.New("empty line; want a JSON request")
 	}
