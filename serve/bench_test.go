@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/rlpost/rlpost/verifiers"
 )
 
 // BenchmarkVerifyBatch measures the server's own cost around the verifiers:
@@ -28,6 +31,19 @@ func BenchmarkVerifyBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	b.Run("raw", func(b *testing.B) {
+		// The verifier alone on every core, as the server's workers run it.
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := context.Background()
+			for pb.Next() {
+				if _, err := verifiers.Default.Verify(ctx, "math", items[0].Pred, items[0].Gold, nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/item")
+	})
 	b.Run("serve", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {

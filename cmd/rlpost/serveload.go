@@ -90,7 +90,7 @@ func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batch
 
 	fmt.Fprintf(stdout, "rlpost serve -loadtest: %d workers, GOMAXPROCS %d, %v per cell, math items of ~1 KB (client and server in one process)\n\n",
 		cfg.Workers, runtime.GOMAXPROCS(0), dur)
-	fmt.Fprintf(stdout, "raw in-process rate (verifiers.Default.Verify on %d goroutines): %.0f items/s\n\n", runtime.GOMAXPROCS(0), raw)
+	fmt.Fprintf(stdout, "raw in-process rate before (verifiers.Default.Verify on %d goroutines): %.0f items/s\n\n", runtime.GOMAXPROCS(0), raw)
 	fmt.Fprintln(stdout, "| batch | conns | requests | items/s | p50 per request | p99 per request | of raw |")
 	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|")
 	var cells []loadCell
@@ -109,6 +109,11 @@ func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batch
 				cell.itemsPerSec, cell.p50.Round(time.Microsecond), cell.p99.Round(time.Microsecond), 100*cell.itemsPerSec/raw)
 		}
 	}
+	// On a shared machine the rate drifts: measure it again and compare
+	// with the mean of both.
+	after := rawRate(ctx, items, dur)
+	fmt.Fprintf(stdout, "\nraw in-process rate after: %.0f items/s (the \"of raw\" column uses the first; mean %.0f)\n", after, (raw+after)/2)
+	raw = (raw + after) / 2
 	var single, best float64
 	for _, c := range cells {
 		if c.batch == 1 {
@@ -118,7 +123,7 @@ func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batch
 		}
 	}
 	if single > 0 && best > 0 {
-		fmt.Fprintf(stdout, "\nbest batched / best one-item-per-request: %.1f×; best batched / raw: %.0f %%\n", best/single, 100*best/raw)
+		fmt.Fprintf(stdout, "best batched / best one-item-per-request: %.1f×; best batched / mean raw: %.0f %%\n", best/single, 100*best/raw)
 	}
 	return 0
 }
