@@ -13,4 +13,4 @@ if [ -z "$bin" ]; then
 	bin=$tmp/rlpost
 fi
 export PYTHONDONTWRITEBYTECODE=1
-exec python3 "$here/test_serve.py" "$bin"
+python3 "$here/test_serve.py" "$bin"
