@@ -71,7 +71,7 @@ func TestServeLoadtestRunsAndStops(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"raw in-process rate", "| 1 | 1 |", "| 8 | 2 |", "best batched"} {
+	for _, want := range []string{"mean raw rate", "| 1 | 1 |", "| 8 | 2 |", "best batched"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
