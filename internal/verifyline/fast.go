@@ -2,6 +2,7 @@ package verifyline
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -222,39 +223,42 @@ func readString(data []byte, i int) (s string, end int, ok bool) {
 	if i >= len(data) {
 		return "", 0, false
 	}
-	// Escapes: decode into a buffer.
-	buf := make([]byte, 0, i-start+64)
+	// Escapes: decode into a builder sized for the rest of the input (the
+	// decoded text is never longer than its escaped form), so it neither
+	// grows nor is copied again by String.
 	if !ascii && !utf8.Valid(data[start:i]) {
 		return "", 0, false
 	}
-	buf = append(buf, data[start:i]...)
+	var buf strings.Builder
+	buf.Grow(len(data) - start)
+	buf.Write(data[start:i])
 	for i < len(data) {
 		c := data[i]
 		switch {
 		case c == '"':
-			return string(buf), i + 1, true
+			return buf.String(), i + 1, true
 		case c == '\\':
 			if i+1 >= len(data) {
 				return "", 0, false
 			}
 			switch e := data[i+1]; e {
 			case '"', '\\', '/':
-				buf = append(buf, e)
+				buf.WriteByte(e)
 				i += 2
 			case 'b':
-				buf = append(buf, '\b')
+				buf.WriteByte('\b')
 				i += 2
 			case 'f':
-				buf = append(buf, '\f')
+				buf.WriteByte('\f')
 				i += 2
 			case 'n':
-				buf = append(buf, '\n')
+				buf.WriteByte('\n')
 				i += 2
 			case 'r':
-				buf = append(buf, '\r')
+				buf.WriteByte('\r')
 				i += 2
 			case 't':
-				buf = append(buf, '\t')
+				buf.WriteByte('\t')
 				i += 2
 			case 'u':
 				r, ok := hex4(data, i+2)
@@ -277,7 +281,7 @@ func readString(data []byte, i int) (s string, end int, ok bool) {
 					}
 					i += 6
 				}
-				buf = utf8.AppendRune(buf, r)
+				buf.WriteRune(r)
 			default:
 				return "", 0, false
 			}
@@ -291,7 +295,7 @@ func readString(data []byte, i int) (s string, end int, ok bool) {
 			if !utf8.Valid(data[i:j]) {
 				return "", 0, false
 			}
-			buf = append(buf, data[i:j]...)
+			buf.Write(data[i:j])
 			i = j
 		}
 	}
