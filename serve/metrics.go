@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -73,9 +71,4 @@ func newMetrics() *metrics {
 		m.itemErrors, m.itemSeconds, m.itemsInFlight, m.workers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-// observeItem records one verifier call's duration.
-func (m *metrics) observeItem(verifier string, d time.Duration) {
-	m.itemSeconds.WithLabelValues(verifier).Observe(d.Seconds())
 }

@@ -1,10 +1,14 @@
 package serve
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rlpost/rlpost/internal/verifyline"
 )
 
 type verifyAnswer struct {
@@ -205,5 +209,20 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 	if code, resp := post(t, ts.URL+"/healthz", ``); code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /healthz: %d %s", code, resp)
+	}
+}
+
+func TestAppendResultIsEncodingJSONs(t *testing.T) {
+	for _, r := range []verifyline.Result{
+		{}, {Score: 1, Correct: true}, {Score: 0.123456789012345678}, {Score: 1e-7}, {Score: 5e-324},
+		{Timeout: true, Reason: "timeout: \"quoted\" <tag> & \u2028"},
+	} {
+		want, _ := json.Marshal(r)
+		var a, b any
+		must(t, json.Unmarshal(appendResult(nil, r), &a))
+		must(t, json.Unmarshal(want, &b))
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%+v: appendResult %s, encoding/json %s", r, appendResult(nil, r), want)
+		}
 	}
 }

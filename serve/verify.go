@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/rlpost/rlpost/internal/verifyline"
 )
@@ -60,10 +61,21 @@ func (s *Server) verify(ctx context.Context, body []byte) ([]byte, *httpError) {
 	return out, nil
 }
 
-// appendResult appends a verify result as encoding/json writes it.
+// appendResult appends a verify result as encoding/json writes
+// verifyline.Result (TestAppendResultIsEncodingJSONs).
 func appendResult(out []byte, res verifyline.Result) []byte {
-	b, _ := json.Marshal(res) // finite scores only: the registry rejects NaN
-	return append(out, b...)
+	out = append(out, `{"score":`...)
+	out = appendFloat(out, res.Score)
+	out = append(out, `,"correct":`...)
+	out = strconv.AppendBool(out, res.Correct)
+	if res.Timeout {
+		out = append(out, `,"timeout":true`...)
+	}
+	if res.Reason != "" {
+		out = append(out, `,"reason":`...)
+		out = appendJSONString(out, res.Reason)
+	}
+	return append(out, '}')
 }
 
 // count adds a finished batch to the item metrics.
@@ -78,21 +90,43 @@ func (s *Server) count(b *batch) {
 				"first", fmt.Sprintf("items[%d]: %v", first, b.out[first].err))
 		}
 	}()
+	// Tally per verifier first: one metric update per verifier and kind
+	// rather than per item.
+	type tally struct{ items, timeouts, errors int }
+	var last string
+	var cur *tally
+	tallies := map[string]*tally{}
 	for i := range b.out {
 		o := &b.out[i]
 		if o.cancelled {
 			continue
 		}
-		v := s.verifierLabel(b.items[i].verifier)
-		s.metrics.items.WithLabelValues(b.endpoint, v).Inc()
+		if name := b.items[i].verifier; cur == nil || name != last {
+			v := s.verifierLabel(name)
+			if cur = tallies[v]; cur == nil {
+				cur = new(tally)
+				tallies[v] = cur
+			}
+			last = name
+		}
+		cur.items++
 		switch {
 		case o.timeout:
-			s.metrics.itemTimeouts.WithLabelValues(b.endpoint, v).Inc()
+			cur.timeouts++
 		case o.err != nil:
-			s.metrics.itemErrors.WithLabelValues(b.endpoint, v).Inc()
+			cur.errors++
 			if failed++; first < 0 {
 				first = i
 			}
+		}
+	}
+	for v, t := range tallies {
+		s.metrics.items.WithLabelValues(b.endpoint, v).Add(float64(t.items))
+		if t.timeouts > 0 {
+			s.metrics.itemTimeouts.WithLabelValues(b.endpoint, v).Add(float64(t.timeouts))
+		}
+		if t.errors > 0 {
+			s.metrics.itemErrors.WithLabelValues(b.endpoint, v).Add(float64(t.errors))
 		}
 	}
 }
