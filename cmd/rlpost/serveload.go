@@ -52,6 +52,9 @@ type loadCell struct {
 	requests     int
 	itemsPerSec  float64
 	p50, p99     time.Duration
+	// timeouts counts items answered "timeout": true: on a starved
+	// machine a worker can lose the CPU for longer than -timeout.
+	timeouts int
 }
 
 func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batchList, connList string, stdout, stderr io.Writer) int {
@@ -91,8 +94,8 @@ func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batch
 		cfg.Workers, runtime.GOMAXPROCS(0), dur)
 	fmt.Fprintf(stdout, "raw: verifiers.Default.Verify on %d goroutines, measured for %v just before each cell, since a shared machine's speed drifts\n\n",
 		runtime.GOMAXPROCS(0), dur)
-	fmt.Fprintln(stdout, "| batch | conns | requests | items/s | p50 per request | p99 per request | raw items/s | of raw |")
-	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(stdout, "| batch | conns | requests | items/s | p50 per request | p99 per request | timeouts | raw items/s | of raw |")
+	fmt.Fprintln(stdout, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var cells []loadCell
 	var rawSum float64
 	for _, b := range batches {
@@ -108,8 +111,8 @@ func loadtestCmd(ctx context.Context, cfg serve.Config, dur time.Duration, batch
 				return 1
 			}
 			cells = append(cells, cell)
-			fmt.Fprintf(stdout, "| %d | %d | %d | %.0f | %v | %v | %.0f | %.0f %% |\n", cell.batch, cell.conns, cell.requests,
-				cell.itemsPerSec, cell.p50.Round(time.Microsecond), cell.p99.Round(time.Microsecond), raw, 100*cell.itemsPerSec/raw)
+			fmt.Fprintf(stdout, "| %d | %d | %d | %.0f | %v | %v | %d | %.0f | %.0f %% |\n", cell.batch, cell.conns, cell.requests,
+				cell.itemsPerSec, cell.p50.Round(time.Microsecond), cell.p99.Round(time.Microsecond), cell.timeouts, raw, 100*cell.itemsPerSec/raw)
 		}
 	}
 	raw := rawSum / float64(len(cells))
@@ -170,10 +173,11 @@ func measureCell(ctx context.Context, url string, items []verifyline.Request, b,
 		return loadCell{}, err
 	}
 	var (
-		mu    sync.Mutex
-		lat   []time.Duration
-		first error
-		wg    sync.WaitGroup
+		mu       sync.Mutex
+		lat      []time.Duration
+		timeouts int
+		first    error
+		wg       sync.WaitGroup
 	)
 	start := time.Now()
 	deadline := start.Add(dur)
@@ -185,8 +189,9 @@ func measureCell(ctx context.Context, url string, items []verifyline.Request, b,
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t := time.Now()
 				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+				var answer []byte
 				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
+					answer, err = io.ReadAll(resp.Body)
 					resp.Body.Close()
 					if err == nil && resp.StatusCode != http.StatusOK {
 						err = fmt.Errorf("status %s", resp.Status)
@@ -199,6 +204,11 @@ func measureCell(ctx context.Context, url string, items []verifyline.Request, b,
 					return
 				}
 				mine = append(mine, time.Since(t))
+				if n := bytes.Count(answer, []byte(`"timeout":true`)); n > 0 {
+					mu.Lock()
+					timeouts += n
+					mu.Unlock()
+				}
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
@@ -219,6 +229,7 @@ func measureCell(ctx context.Context, url string, items []verifyline.Request, b,
 		itemsPerSec: float64(len(lat)*b) / elapsed.Seconds(),
 		p50:         lat[len(lat)/2],
 		p99:         lat[(len(lat)*99+99)/100-1],
+		timeouts:    timeouts,
 	}, nil
 }
 
