@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +24,12 @@ func TestBearerToken(t *testing.T) {
 		{"Authorization", testToken},
 		{"Authorization", "Basic " + testToken},
 		{"Authorization", "Bearer"},
+		{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte("rlpost:wrong-token-0123456789"))},
+		{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(testToken))},
+		{"Authorization", "Basic !!!"},
 	} {
 		code, resp := post(t, ts.URL+"/slime", body, h...)
-		wantError(t, code, resp, http.StatusUnauthorized, "bearer token")
+		wantError(t, code, resp, http.StatusUnauthorized, "missing or wrong token")
 		if code, _ := get(t, ts.URL+"/metrics", h...); code != http.StatusUnauthorized {
 			t.Errorf("/metrics with %q: %d, want 401", h, code)
 		}
@@ -35,6 +39,12 @@ func TestBearerToken(t *testing.T) {
 	}
 	if code, _ := get(t, ts.URL+"/healthz", "Authorization", "bearer "+testToken); code != http.StatusOK {
 		t.Errorf("scheme is case-insensitive: got %d", code)
+	}
+	// The token as a URL's password, which the Python HTTP clients send as
+	// Basic auth.
+	withCreds := strings.Replace(ts.URL, "http://", "http://rlpost:"+testToken+"@", 1)
+	if code, resp := post(t, withCreds+"/slime", body); code != http.StatusOK || resp != "1" {
+		t.Errorf("token in the URL's credentials: %d %s", code, resp)
 	}
 }
 

@@ -3,12 +3,14 @@ package serve
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,7 +125,7 @@ func endpointOf(path string) string {
 func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rlpost"`)
-		return s.fail(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
+		return s.fail(w, r, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN, or TOKEN as the password of the URL (http://rlpost:TOKEN@host/...)")
 	}
 	if !s.enter() {
 		return s.fail(w, r, http.StatusServiceUnavailable, "server is shutting down")
@@ -167,17 +169,36 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 	return s.reply(w, r, http.StatusOK, resp)
 }
 
-// authorized compares the bearer token in constant time.
+// authorized compares the token in constant time. Besides "Bearer
+// <token>", it takes HTTP Basic credentials whose password is the token
+// (the user name is ignored): OpenRLHF and slime cannot set headers, but
+// both send the credentials of a URL such as
+// http://rlpost:TOKEN@host:8700/openrlhf as Basic auth.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	const prefix = "Bearer "
 	h := r.Header.Get("Authorization")
-	if len(h) < len(prefix) || !equalFoldASCII(h[:len(prefix)], prefix) {
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.Token)) == 1
+	switch {
+	case equalFoldASCII(scheme, "Bearer"):
+	case equalFoldASCII(scheme, "Basic"):
+		dec, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			return false
+		}
+		_, pass, ok := strings.Cut(string(dec), ":")
+		if !ok {
+			return false
+		}
+		cred = pass
+	default:
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(cred), []byte(s.cfg.Token)) == 1
 }
 
 func equalFoldASCII(a, b string) bool {

@@ -7,6 +7,7 @@ exits 0. Exits non-zero on any failure.
     python3 examples/serve/test_serve.py /path/to/rlpost
 """
 
+import base64
 import os
 import signal
 import subprocess
@@ -91,6 +92,9 @@ def main(binary):
             check(False, "wrong token gets 401")
         except ServeError as e:
             check(e.status == 401, "wrong token gets 401")
+        basic = base64.b64encode(("rlpost:" + TOKEN).encode()).decode()
+        req = urllib.request.Request(url + "/healthz", headers={"Authorization": "Basic " + basic})
+        check(urllib.request.urlopen(req, timeout=30).status == 200, "token as Basic password (URL credentials)")
         try:
             c._request("POST", "/verify", b'{"items": [')
             check(False, "malformed JSON gets 400")
