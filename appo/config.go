@@ -8,12 +8,13 @@ import (
 )
 
 // Strategy picks the target frames ψ′ from ψS1, the frames the high-reward
-// responses look at, and ψS2, those of the low-reward responses (seed 001,
-// §3.2, after Eq. 8).
+// responses look at, and ψS2, those of the low-reward responses (APPO,
+// arXiv 2602.23823, §3.2, after Eq. 8).
 type Strategy int
 
 const (
-	// Soft: ψ′ = ψS1. The default; best in the paper's ablation.
+	// Soft: ψ′ = ψS1. The default; best in the paper's ablation
+	// (supplementary §9, Table E).
 	Soft Strategy = iota
 	// Hard: ψ′ = ψS1 ∖ ψS2, frames only the high-reward responses look at.
 	Hard
@@ -49,8 +50,12 @@ type Config struct {
 	// K1 is the number of tokens whose attention to a frame is averaged
 	// into the response's focus on that frame (Eq. 5–6); 15.
 	K1 int
-	// K2 is the number of frames each response focuses on (Eq. 7); 5 (the
-	// paper's default; its ablation found 3 slightly better).
+	// K2 is the number of frames each response focuses on (Eq. 7). The
+	// paper gives two values: Algorithm 1 (line 5) sets K1, K2, K3 to
+	// "e.g., 15, 5, 64", and the ablation (§4.5, Fig. 6(b)) finds an
+	// optimum at K2 = 3, fewer frames missing important ones and more
+	// adding frame noise. The default is Algorithm 1's 5; set 3 for the
+	// ablation's best (presets.APPO reports both).
 	K2 int
 	// K3 is the number of tokens each response contributes to the group of
 	// a target frame (Eq. 10); 64.
@@ -70,8 +75,10 @@ type Config struct {
 	SumTol float64
 }
 
-// DefaultConfig returns the paper's defaults: τ = 0.5, K1 = 15, K2 = 5,
-// K3 = 64, α = 1.7, Soft; SumTol 1e-3.
+// DefaultConfig returns the paper's defaults: τ = 0.5 (§4.1), K1 = 15,
+// K2 = 5 and K3 = 64 (Algorithm 1's example; the K2 ablation's best is 3,
+// §4.5), α = 1.7 (best of the ablation, §4.5), Soft (Table E); SumTol
+// 1e-3.
 func DefaultConfig() Config {
 	return Config{Tau: 0.5, K1: 15, K2: 5, K3: 64, Alpha: 1.7, Strategy: Soft, SumTol: 1e-3}
 }

@@ -1,6 +1,6 @@
 // Package appo computes the token weights of APPO, Attention-guided
-// Perception Policy Optimization (seed 001, §3.2, Eq. 3–14), as SPEC §6
-// interprets it; the paper has no official code.
+// Perception Policy Optimization (arXiv 2602.23823, §3.2, Eq. 3–14), as
+// docs/spec.md#appo interprets it; the paper has no official code.
 //
 // APPO reweights, within a group of G responses to one video question, the
 // tokens that look at the frames the high-reward responses look at. The
@@ -27,6 +27,10 @@
 //
 //	φ(i) = TopK_j(Attn(o_{i,j}, f_t), K1),  Attn(o_i, f_t) = 1/K1 · Σ_{j ∈ φ(i)} Attn(o_{i,j}, f_t),
 //	ψ(i) = TopK_t(Attn(o_i, f_t), K2).
+//
+// The paper states two values of K2: Algorithm 1's example "K1, K2, K3 …
+// (e.g., 15, 5, 64)", which DefaultConfig follows, and the ablation's best,
+// K2 = 3 (§4.5, "there is an optimal value for K2, which is K2 = 3").
 //
 // The frames of each set are pooled (Eq. 8), ψS1 = ∪_{i ∈ S1} ψ(i) and
 // ψS2 = ∪_{i ∈ S2} ψ(i), and the target frames ψ′ are ψS1 (Soft, the
@@ -57,7 +61,7 @@
 // ppo.Inputs.TokenWeights (Scatter lays them out as a [G, T] batch) with
 // grpo.DAPOLoss().
 //
-// # Decisions where the paper is vague (SPEC §6)
+// # Decisions where the paper is vague (docs/spec.md#appo)
 //
 //   - Every top-K ranks by value and breaks ties by the lower index, token
 //     or frame; a K larger than what exists takes all. A response shorter

@@ -58,7 +58,7 @@ func refTopK(vals []float64, k int) []int {
 	return idx[:min(k, len(idx))]
 }
 
-// reference computes SPEC §6 the plain way: sorted top-Ks, the KL in its
+// reference computes docs/spec.md#appo the plain way: sorted top-Ks, the KL in its
 // direct form Σ p·log(p/p̄) for every member, no caching, no parallelism.
 // It returns the weights per response and the target frames.
 func reference(g group, cfg Config) ([][]float64, []int) {

@@ -52,6 +52,9 @@ func (c *Context) BiLevelGAE(adv, ret, rewards, values, mask, turnEnd *Buffer, c
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("cuda: %w", err)
 	}
+	if cfg.FinalToken != gae.TurnAdvantage {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "BiLevelConfig.FinalToken", nil, "the kernel implements TurnAdvantage only; use gae.BiLevel"))
+	}
 	return c.do(func() error {
 		return c.gae(true, adv, ret, rewards, values, mask, turnEnd, [4]float64{
 			cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,

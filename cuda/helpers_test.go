@@ -70,7 +70,7 @@ func download(t testing.TB, x *Buffer) []float32 {
 }
 
 // The GPU must agree with the CPU packages within relTol relative on every
-// loss and gradient (DESIGN.md), with an absolute floor of relTol·floorFrac
+// loss and gradient (docs/design.md), with an absolute floor of relTol·floorFrac
 // times the largest magnitude of the array for entries near 0, where
 // relative error means nothing.
 const (

@@ -37,7 +37,7 @@ const (
 // policyPartials is NP of kernels/policy.cu: the partial sums per block.
 const policyPartials = 11
 
-// PolicyLoss computes the clipped-surrogate policy loss of SPEC §1 on the
+// PolicyLoss computes the clipped-surrogate policy loss of docs/spec.md#policy-losses on the
 // device, as ppo.PolicyLoss does for float32 storage, and writes
 // dLoss/dlogp into grad (0 at mask-0 positions). The inputs stay on the
 // device; grad stays there until downloaded. Errors name the argument and

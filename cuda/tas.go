@@ -20,10 +20,14 @@ const (
 // tokens into dst on the device, as tas.Weights does for float32 storage:
 // positions counted over each row's valid tokens, 0 at mask-0 positions.
 // The result can go to PolicyInputs.TokenWeights as it is. On error the
-// contents of dst are unspecified.
+// contents of dst are unspecified. The kernel implements the Parabolic,
+// Uniform and Inverse shapes; the linear ablation shapes are CPU-only.
 func (c *Context) TASWeights(dst, mask *Buffer, cfg tas.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("cuda: %w", err)
+	}
+	if cfg.Shape > tas.Inverse {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%v has no CUDA kernel; use tas.Weights", cfg.Shape))
 	}
 	return c.do(func() error {
 		shape, err := c.operands([]named{{name: "dst", b: dst}}, []named{{name: "mask", b: mask}})

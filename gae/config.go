@@ -33,6 +33,28 @@ func (c Config) Validate() error {
 	return unit("Config.Lambda", c.Lambda)
 }
 
+// FinalTokenRule is the advantage Bi-Level GAE gives the last token of a
+// turn, where the token-level recursion starts.
+type FinalTokenRule int
+
+const (
+	// TurnAdvantage gives the final token the turn advantage alone,
+	// A[e_k] = A_k: the released VAGEN code, whose results the paper
+	// reports. The default.
+	TurnAdvantage FinalTokenRule = iota
+	// TurnAdvantagePlusDelta is VAGEN Algorithm 2 line 18 as printed,
+	// A[e_k] = δ[e_k] + A_k, with the final token's own TD error (line 17)
+	//
+	//	δ[e_k] = γ_token·V_next − V[e_k],
+	//
+	// V_next being the value of the next valid token, the first of the next
+	// turn (0 after the last turn): the successor Algorithm 1 lines 19–20
+	// read for the last token of an action. Line 17's KL term is not added
+	// again: the turn-end reward r[e_k] already carries that token's
+	// −β·KL and enters A_k through the turn level.
+	TurnAdvantagePlusDelta
+)
+
 // BiLevelConfig configures Bi-Level GAE (VAGEN §5.2, Alg. 2). The official
 // code has one λ for both levels; they are separate here and equal by
 // default.
@@ -45,6 +67,9 @@ type BiLevelConfig struct {
 	GammaTurn, LambdaTurn float64
 	// Whiten normalises the advantages as Config.Whiten does.
 	Whiten bool
+	// FinalToken is the rule for the last token of each turn; the zero
+	// value is TurnAdvantage, the released code's.
+	FinalToken FinalTokenRule
 }
 
 // DefaultBiLevelConfig returns the defaults of the VAGEN-Full scripts:
@@ -66,6 +91,9 @@ func (c BiLevelConfig) Validate() error {
 		if err := unit(f.name, f.v); err != nil {
 			return err
 		}
+	}
+	if c.FinalToken != TurnAdvantage && c.FinalToken != TurnAdvantagePlusDelta {
+		return tensor.Errorf(tensor.ErrRange, "BiLevelConfig.FinalToken", nil, "%d is not a FinalTokenRule", int(c.FinalToken))
 	}
 	return nil
 }

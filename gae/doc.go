@@ -1,5 +1,5 @@
 // Package gae estimates per-token advantages and returns from token
-// rewards and critic values (SPEC §3): token-level GAE with general masks,
+// rewards and critic values (docs/spec.md#gae): token-level GAE with general masks,
 // Bi-Level GAE for multi-turn agents, turn-level GAE, and masked whitening.
 //
 // # Token-level GAE (Schulman et al. 2015; verl; VAGEN Alg. 1 lines 17–22)
@@ -39,7 +39,16 @@
 // with V_next and A_next from the next valid token, which always lies in the
 // same turn (the turn's end at the latest). Returns are A + V on valid
 // tokens. This is the released code's semantics, whose results the paper
-// reports; Alg. 2 line 18 instead adds the last token's own δ to A_k. The
+// reports (FinalToken = TurnAdvantage, the default). Alg. 2 line 18 instead
+// adds the last token's own δ to A_k; BiLevelConfig.FinalToken =
+// TurnAdvantagePlusDelta selects it:
+//
+//	A_{e_k} = A_k + γ_token·V_next − V[e_k]
+//
+// with V_next the value of the next valid token (the first of the next
+// turn; 0 after the last), the successor Alg. 1 lines 19–20 use for an
+// action's last token. Line 17's −β·KL of the final token is not added a
+// second time: it sits in r[e_k], which the turn level already reads. The
 // code shares one λ between the levels; BiLevelConfig has λ_turn and
 // λ_token, equal by default. Defaults are those of the VAGEN-Full scripts:
 // γ_token = 1, λ = 1, γ_turn = 0.95.

@@ -32,7 +32,7 @@ func Advantages[F tensor.Float](adv, ret []F, rewards, values, mask tensor.Batch
 		return fmt.Errorf("gae: %w", err)
 	}
 	return run(kindToken, adv, ret, rewards, values, mask, tensor.Batch[F]{},
-		[4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+		[5]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
 }
 
 // BiLevel computes Bi-Level GAE (VAGEN §5.2, Alg. 2) with the semantics of
@@ -66,9 +66,14 @@ func BiLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor
 	if err := checkArgs(adv, ret, rewards, values, mask, turnEnd, true); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
-	return run(kindBiLevel, adv, ret, rewards, values, mask, turnEnd, [4]float64{
+	plusDelta := 0.0
+	if cfg.FinalToken == TurnAdvantagePlusDelta {
+		plusDelta = 1
+	}
+	return run(kindBiLevel, adv, ret, rewards, values, mask, turnEnd, [5]float64{
 		cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
 		cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
+		plusDelta,
 	}, cfg.Whiten)
 }
 
@@ -91,7 +96,7 @@ func TurnLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tens
 		return fmt.Errorf("gae: %w", err)
 	}
 	return run(kindTurn, adv, ret, rewards, values, mask, turnEnd,
-		[4]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+		[5]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten)
 }
 
 // checkArgs validates shapes: every input has rewards' shape, and adv and
@@ -159,7 +164,7 @@ type job[F tensor.Float] struct {
 	rewards, values tensor.Batch[F]
 	mask, turnEnd   tensor.Batch[F]
 	T               int
-	g               [4]float64 // γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn
+	g               [5]float64 // γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn, 1 for TurnAdvantagePlusDelta
 	whiten          bool
 	mean, scale     float64
 	rows            []rowResult
@@ -180,7 +185,7 @@ func putJob[F tensor.Float](j *job[F]) {
 	jobs[F]().Put(j)
 }
 
-func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [4]float64, whiten bool) error {
+func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [5]float64, whiten bool) error {
 	B, T := rewards.B, rewards.T
 	if B == 0 || T == 0 {
 		return nil
@@ -340,15 +345,17 @@ func lastTurnEnd[F tensor.Float](adv, ret, m, e []F) (int, bool) {
 // biLevelRow is Bi-Level GAE over one row in a single backward pass: the
 // turn-level recursion advances at turn ends, the token-level one at every
 // valid token, and a turn end restarts the latter with the turn advantage.
-// g holds γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn. It reports false on a
-// problem for diagnose to name.
-func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [4]float64) bool {
+// g holds γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn and d, which is 1 when
+// a turn end's advantage adds its own token-level TD error
+// γ_tok·V_next − V[e_k] (TurnAdvantagePlusDelta) and 0 otherwise. It
+// reports false on a problem for diagnose to name.
+func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 	r, v, ret, adv, e = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)], e[:len(m)]
 	last, ok := lastTurnEnd(adv, ret, m, e)
 	if !ok {
 		return false
 	}
-	gTok, glTok, gTurn, glTurn := g[0], g[1], g[2], g[3]
+	gTok, glTok, gTurn, glTurn, d := g[0], g[1], g[2], g[3], g[4]
 	one := bits(F(1))
 	var nv, na float64         // next valid token
 	var nvTurn, naTurn float64 // next turn end
@@ -367,6 +374,10 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [4]float64) bool {
 		if bits(et) == one {
 			a = float64(r[t]) + gTurn*nvTurn - vt + glTurn*naTurn
 			nvTurn, naTurn = vt, a
+			// Alg. 2 line 18: A = δ^token + A_turn. nv is still the value
+			// of the next valid token, the first of the next turn (0 after
+			// the last turn).
+			a += d * (gTok*nv - vt)
 		} else {
 			if et != 0 {
 				return false

@@ -135,7 +135,7 @@ func TestBiLevelGolden(t *testing.T) {
 	})
 }
 
-// specRow is the golden row of SPEC §3: two turns, a prompt token before the
+// specRow is the golden row of docs/spec.md#gae: two turns, a prompt token before the
 // first and two observation tokens between them.
 var specRow = conform.GAEInputs{
 	Rewards: must([]float64{0, -0.01, 0, 0.5, 0, 0, 0, 1}),

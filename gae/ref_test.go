@@ -2,7 +2,7 @@ package gae_test
 
 import "math"
 
-// The reference estimators below follow SPEC §3 and VAGEN Alg. 2 literally,
+// The reference estimators below follow docs/spec.md#gae and VAGEN Alg. 2 literally,
 // one row at a time, with explicit lists of valid tokens and turn ends; the
 // package's single-pass scans are checked against them. They assume valid
 // input and compute in float64.

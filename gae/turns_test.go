@@ -80,7 +80,7 @@ func TestBuildAgentRewards(t *testing.T) {
 	if err := gae.AddKLPenalty(rewards, kl, mask, gae.DefaultKLCoef); err != nil {
 		t.Fatal(err)
 	}
-	// SPEC §3's golden row: r = [0, −0.01, 0, 0.5, 0, 0, 0, 1].
+	// The golden row of docs/spec.md#gae: r = [0, −0.01, 0, 0.5, 0, 0, 0, 1].
 	if !slices.Equal(ends.Data, specRow.TurnEnd.Data) {
 		t.Errorf("turn ends %v, want %v", ends.Data, specRow.TurnEnd.Data)
 	}

@@ -31,7 +31,8 @@ func DAPOLoss() ppo.Config {
 	return c
 }
 
-// DecoupledLoss returns AReaL's decoupled PPO (seed 002): clip 0.2/0.28
+// DecoupledLoss returns AReaL's decoupled PPO as LLaVA-OneVision-1.5's RL
+// write-up runs it ("Decoupled PPO", "Behavior Weight"): clip 0.2/0.28
 // against the proximal policy, behaviour importance weight capped at 5 by
 // truncation, token mean, no KL. Give ppo.Inputs a ProxLogp.
 func DecoupledLoss() ppo.Config {
@@ -39,3 +40,13 @@ func DecoupledLoss() ppo.Config {
 	c.BehaveCap, c.BehaveCapMode = 5, ppo.CapTruncate
 	return c
 }
+
+// AReaLAdvantages returns the group advantage of LLaVA-OneVision-1.5's RL
+// write-up on AReaL: Â_i = (r_i − μ_group)/(σ_group + ε) with ε = 1e-6 and
+// the population standard deviation (divide by G). Its worked example,
+// rewards 1, 1, 1, 0.5, 0, prints mean 0.70 and std 0.41; the population
+// std of those rewards is 0.400 and the unbiased one 0.447, so the
+// population convention is the one the example follows (its 0.41 is
+// rounded up, and the printed advantages +0.73 and −1.71 divide by 0.41;
+// with 0.400 they are +0.75 and −1.75).
+func AReaLAdvantages() Config { return Config{Std: Population, Eps: 1e-6} }

@@ -7,15 +7,17 @@ import (
 	"github.com/rlpost/rlpost/tensor"
 )
 
-// Shaping is AReaL's reward transform r' = clip((r + Bias)·Scale, −Clip, Clip)
-// (seed 002: bias −0.5, scale 10, clip 20).
+// Shaping is AReaL's reward transform r' = clip((r + Bias)·Scale, −Clip, Clip).
+// LLaVA-OneVision-1.5's RL write-up sets "Scale=10.0, Bias=-0.5" and writes
+// r' = (r_task − 0.5)·10; it gives no clip.
 type Shaping struct {
 	Bias, Scale float64
 	// Clip bounds the result to ±Clip; 0 means no clipping.
 	Clip float64
 }
 
-// AReaLShaping returns AReaL's defaults: bias −0.5, scale 10, clip 20.
+// AReaLShaping returns bias −0.5 and scale 10 (the write-up's) and clip 20,
+// rlpost's guard: rewards in [0, 1] shape to [−5, 5] and never reach it.
 func AReaLShaping() Shaping { return Shaping{Bias: -0.5, Scale: 10, Clip: 20} }
 
 func (s Shaping) validate() error {

@@ -183,9 +183,9 @@ func (r Reduction) validate(prefix string) error {
 	return nil
 }
 
-// Config is the policy-loss configuration. The zero value is plain PPO with
-// no clipping range, which is never what anyone wants: start from
-// DefaultConfig or a preset of package grpo.
+// Config is the policy-loss configuration. Start from DefaultConfig or a
+// preset of package grpo: the zero value would be PPO with no clipping range,
+// which is never what anyone wants, so Validate (and every loss) rejects it.
 type Config struct {
 	// ClipLow is ε_low: the ratio is clipped from below at 1 − ClipLow
 	// (verl clip_ratio_low; TRL epsilon). Default 0.2.
@@ -240,6 +240,8 @@ func (c Config) Validate() error {
 		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
 	}
 	switch {
+	case c == Config{}:
+		return tensor.Errorf(tensor.ErrRange, "Config", nil, "the zero value (no clipping range); start from ppo.DefaultConfig() or a grpo preset")
 	case !(c.ClipLow >= 0 && c.ClipLow < 1):
 		return bad("ClipLow", "%v not in [0, 1)", c.ClipLow)
 	case !(c.ClipHigh >= 0) || math.IsInf(c.ClipHigh, 1):

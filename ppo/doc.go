@@ -1,5 +1,5 @@
 // Package ppo computes the policy and critic losses of PPO-family
-// post-training (SPEC §1) and their analytic gradients.
+// post-training (docs/spec.md#policy-losses) and their analytic gradients.
 //
 // Notation: for token t of sequence b, m the loss mask, A the advantage,
 // Δ = logp − old_logp and r = exp(Δ). All losses are minimised.
@@ -20,7 +20,7 @@
 //
 // # Decoupled PPO
 //
-// With Inputs.ProxLogp (AReaL, seed 002, the decoupled objective) the ratio
+// With Inputs.ProxLogp (AReaL's decoupled objective, as LLaVA-OneVision-1.5's RL write-up trains with it) the ratio
 // is r = exp(logp − prox_logp), clipped as above, and each token's loss is
 // multiplied by the behaviour importance weight w = exp(prox_logp −
 // old_logp), a constant capped at Config.BehaveCap by truncation (w =

@@ -73,7 +73,7 @@ type Result struct {
 	Stats
 }
 
-// PolicyLoss computes the clipped-surrogate policy loss of SPEC §1 and writes
+// PolicyLoss computes the clipped-surrogate policy loss of docs/spec.md#policy-losses and writes
 // dLoss/dlogp into grad (length B·T, 0 at mask-0 positions). It allocates
 // nothing in steady state and splits rows across the CPUs. On error the
 // contents of grad are unspecified.
@@ -303,7 +303,7 @@ func (j *policyJob[F]) capBehave(w float64) (float64, bool) {
 }
 
 // capWeight caps a behaviour weight w with the bounds of behaveCap: above at
-// it becomes to; an infinite weight left uncapped counts 0 (SPEC §1: a
+// it becomes to; an infinite weight left uncapped counts 0 (docs/spec.md#policy-losses: a
 // non-finite log-ratio gives weight 0). It reports whether the cap bound.
 func capWeight(w, at, to float64) (float64, bool) {
 	switch {

@@ -54,7 +54,7 @@ type ValueResult struct {
 	Tokens int
 }
 
-// ValueLoss computes the clipped critic loss of SPEC §1 and writes
+// ValueLoss computes the clipped critic loss of docs/spec.md#policy-losses and writes
 // dLoss/dvalues into grad (length B·T, 0 at mask-0 positions): (v − R)
 // times the aggregation weight, or 0 where the clipped branch strictly wins.
 func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (ValueResult, error) {

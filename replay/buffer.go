@@ -69,7 +69,7 @@ type Config struct {
 	// MaxPrompts bounds the prompts the VCRS tracks (DefaultMaxPrompts);
 	// the least recently updated is forgotten when a new one arrives.
 	MaxPrompts int
-	// MaxStaleness is η of AReaL's staleness control (seed 002; 4 there):
+	// MaxStaleness is η of AReaL's staleness control (4 in LLaVA-OneVision-1.5's RL write-up):
 	// an experience generated more than η policy versions before the
 	// current one (Version < current − η) is dropped, on arrival or when
 	// SetVersion moves on. 0, the default, turns the guard off (η = 0

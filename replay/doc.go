@@ -1,5 +1,5 @@
-// Package replay implements AVATAR's off-policy training (seed 000, §4.1,
-// §4.4, Algorithm 1; SPEC §5): the per-prompt reference score VCRS, the
+// Package replay implements AVATAR's off-policy training (AVATAR, arXiv 2508.03100, §4.1,
+// §4.4, Algorithm 1; docs/spec.md#avatar-replay): the per-prompt reference score VCRS, the
 // stratified replay buffer, off-policy advantages, the hybrid on/off-policy
 // objective, and the hint trigger.
 //

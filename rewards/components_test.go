@@ -197,13 +197,14 @@ func TestTurnRewards(t *testing.T) {
 }
 
 func TestGroundingWorldModelingFormat(t *testing.T) {
-	ok := "<think><observation>box at (1,2)</observation><prediction>box at (1,3)</prediction></think><answer>Down</answer>"
+	ok := "<think><observation>box at (1,2)</observation><reasoning>push it down</reasoning><prediction>box at (1,3)</prediction></think><answer>Down</answer>"
 	for in, want := range map[string]bool{
 		ok:               true,
 		"  " + ok + "\n": true,
-		strings.Replace(ok, "<think>", "<think>I see. ", 1):                                       true,
+		strings.Replace(ok, "<think>", "<think>I see. ", 1):                                       false,
 		strings.Replace(ok, "</think>", "</think> so ", 1):                                        false,
 		strings.Replace(ok, "<prediction>box at (1,3)</prediction>", "", 1):                       false,
+		strings.Replace(ok, "<reasoning>push it down</reasoning>", "", 1):                         false, // VAGEN's Table 5 has <reasoning>
 		"<think><prediction>p</prediction><observation>o</observation></think><answer>a</answer>": false,
 		ok + ok: false,
 	} {
@@ -259,7 +260,7 @@ func TestJudge(t *testing.T) {
 
 func TestJudgeTurn(t *testing.T) {
 	j := &rewards.FakeJudge{}
-	resp := "<think><observation>player left of box</observation><prediction>box on target</prediction></think><answer>Right</answer>"
+	resp := "<think><observation>player left of box</observation><reasoning>push right</reasoning><prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), j, time.Second, resp, "player left of box", "box left of target")
 	if err != nil {
 		t.Fatal(err)

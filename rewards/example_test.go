@@ -9,7 +9,7 @@ import (
 )
 
 // A mixed batch is routed sample by sample to the verifier its spec names;
-// each reward is (a·acc + f·format)/(a + f).
+// each reward is a·acc + f·format (V-Triune §3.2).
 func ExampleRouter() {
 	specs := `[
 	  {"data_source": "mmk12", "verifier": "choice", "accuracy_ratio": 1.0, "format_ratio": 0.1},
@@ -34,15 +34,15 @@ func ExampleRouter() {
 		return
 	}
 	for _, o := range out {
-		fmt.Printf("reward %.3f = (1·%.1f + 0.1·%.2f)/1.1  err %v\n", o.Reward, o.Accuracy, o.Format, o.Err)
+		fmt.Printf("reward %.3f = 1·%.1f + 0.1·%.2f  err %v\n", o.Reward, o.Accuracy, o.Format, o.Err)
 	}
 	for _, s := range diag.Flush() {
 		fmt.Printf("%s: n=%d accuracy %.2f reflection %.0f%%\n", s.Source, s.Count, s.Accuracy, 100*s.ReflectionRatio)
 	}
 	// Output:
-	// reward 1.000 = (1·1.0 + 0.1·1.00)/1.1  err <nil>
-	// reward 0.045 = (1·0.0 + 0.1·0.50)/1.1  err <nil>
-	// reward 0.818 = (1·0.8 + 0.1·1.00)/1.1  err <nil>
+	// reward 1.100 = 1·1.0 + 0.1·1.00  err <nil>
+	// reward 0.050 = 1·0.0 + 0.1·0.50  err <nil>
+	// reward 0.900 = 1·0.8 + 0.1·1.00  err <nil>
 	// coco: n=1 accuracy 0.80 reflection 0%
 	// mmk12: n=1 accuracy 1.00 reflection 100%
 	// pixmo_count: n=1 accuracy 0.00 reflection 0%
@@ -83,6 +83,7 @@ func ExampleAVATARStage2() {
 func ExampleJudgeTurn() {
 	judge := &rewards.FakeJudge{} // token overlap; a real judge asks a model
 	response := "<think><observation>box left of target</observation>" +
+		"<reasoning>push the box right</reasoning>" +
 		"<prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), judge, 0, response,
 		"box left of target", "box on target")
@@ -98,4 +99,29 @@ func ExampleJudgeTurn() {
 	}
 	fmt.Println(r[0]) // 0.5·1 + 0.5·1 + 0.5 + 10
 	// Output: 11.5
+}
+
+// VAGEN's anti-hacking reward: structured F1, and −0.1 for a frequent
+// sentence repeated with F1 < 0.7. The tracker is the trainer's state:
+// score a step's responses, then record their sentences.
+func ExampleRepetitionTracker() {
+	tr, err := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	truth := `{"box0": ["below player"], "target0": ["below box0"]}`
+	sentence := "The box is below the player and the target is below the box."
+	for step := range 2 {
+		s, err := rewards.ScoreStructured(tr, sentence, `{"box0": ["below player"], "target0": ["left of box0"]}`, truth)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("step %d: F1 %.2f repeated %v reward %.2f\n", step, s.F1, s.Repeated, s.Reward)
+		tr.Record(sentence)
+	}
+	// Output:
+	// step 0: F1 0.50 repeated false reward 0.50
+	// step 1: F1 0.50 repeated true reward 0.40
 }

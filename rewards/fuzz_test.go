@@ -97,7 +97,7 @@ func FuzzSelfReward(f *testing.F) {
 }
 
 // FuzzRoute routes arbitrary responses and references to every built-in
-// verifier: rewards stay in [0, 1] and failures stay per sample.
+// verifier: rewards stay in [0, a + f] and failures stay per sample.
 func FuzzRoute(f *testing.F) {
 	f.Add("<think>wait</think><answer>B</answer>", "B", 1.0, 0.1)
 	f.Add("<answer>[0,0,1,1]</answer>", "[0,0,2,2]", 0.0, 1.0)
@@ -116,7 +116,7 @@ func FuzzRoute(f *testing.F) {
 			t.Fatal(err)
 		}
 		for i, o := range out {
-			if o.Err == nil && !(o.Reward >= -1e-12 && o.Reward <= 1+1e-12) {
+			if o.Err == nil && !(o.Reward >= -1e-12 && o.Reward <= (a+fr)*(1+1e-12)+1e-12) {
 				t.Errorf("%s: reward %v", names[i], o.Reward)
 			}
 			if o.Err != nil && o.Reward != 0 {
@@ -163,7 +163,7 @@ func FuzzNumeric(f *testing.F) {
 }
 
 func FuzzGroundingWorldModelingFormat(f *testing.F) {
-	f.Add("<think><observation>o</observation><prediction>p</prediction></think><answer>a</answer>")
+	f.Add("<think><observation>o</observation><reasoning>r</reasoning><prediction>p</prediction></think><answer>a</answer>")
 	f.Add("<think><prediction></think>")
 	f.Fuzz(func(t *testing.T, s string) {
 		if rewards.GroundingWorldModelingFormat(s) {
@@ -171,6 +171,21 @@ func FuzzGroundingWorldModelingFormat(f *testing.F) {
 			if verifiers.FormatTags(s) != 1 || !strings.HasPrefix(strings.TrimSpace(s), "<think>") {
 				t.Errorf("GroundingWorldModelingFormat(%q) but FormatTags %v", s, verifiers.FormatTags(s))
 			}
+		}
+	})
+}
+
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{"<think>x</think><answer>YES</answer>", "<answer>no.</answer>", "<answer>", "YES", "<answer>YES</answer><answer>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1<<14 {
+			return
+		}
+		yes, err := rewards.ParseVerdict(s)
+		if err == nil && !strings.Contains(strings.ToLower(s), map[bool]string{true: "yes", false: "no"}[yes]) {
+			t.Fatalf("ParseVerdict(%q) = %v without the word", s, yes)
 		}
 	})
 }

@@ -17,9 +17,12 @@ import (
 
 // RouteSpec is V-Triune's per-sample routing metadata (§3.1, Fig. 8): the
 // source, the verifier key and its parameters, and the weights of accuracy
-// and format in the sample's reward,
+// and format in the sample's reward, which V-Triune §3.2 writes as
 //
-//	reward = (a·accuracy + f·format) / (a + f).
+//	reward = a·accuracy + f·format
+//
+// (α_acc·R_acc + α_format·R_format). CombineNormalized is the form rlpost
+// used before, divided by a + f.
 //
 // JSON decoding starts from the defaults a = 1.0, f = 0.1, so absent
 // ratios take them; fields other than these five (V-Triune's reward_model
@@ -33,7 +36,9 @@ type RouteSpec struct {
 	FormatRatio   float64          `json:"format_ratio"`
 }
 
-// DefaultRouteSpec returns a spec with V-Triune's ratios a = 1.0, f = 0.1.
+// DefaultRouteSpec returns a spec with the ratios a = 1.0, f = 0.1. V-Triune
+// routes every sample with its own accuracy_ratio and format_ratio (Fig. 8)
+// and states no default; these are rlpost's.
 func DefaultRouteSpec() RouteSpec { return RouteSpec{AccuracyRatio: 1, FormatRatio: 0.1} }
 
 // UnmarshalJSON decodes a spec on top of the default ratios.
@@ -68,9 +73,10 @@ func (s RouteSpec) Validate() error {
 	return nil
 }
 
-// Combine returns (a·acc + f·format)/(a + f) for a valid spec.
+// Combine returns a·acc + f·format for a valid spec: V-Triune §3.2's
+// α_acc·R_acc + α_format·R_format.
 func (s RouteSpec) Combine(acc, format float64) float64 {
-	return (s.AccuracyRatio*acc + s.FormatRatio*format) / (s.AccuracyRatio + s.FormatRatio)
+	return s.AccuracyRatio*acc + s.FormatRatio*format
 }
 
 // Sample is one response to score.
@@ -87,7 +93,7 @@ type Sample struct {
 
 // Outcome is the reward of one sample.
 type Outcome struct {
-	// Reward = (a·Accuracy + f·Format)/(a + f).
+	// Reward = a·Accuracy + f·Format (RouteSpec.Combine).
 	Reward float64
 	// Accuracy is the verifier's score, Format the format verifier's; a
 	// component with ratio 0 is not computed and reads 0.
@@ -106,8 +112,8 @@ type Outcome struct {
 // worker per CPU and no diagnostics. A Router is safe for concurrent use
 // if its Registry and Format are.
 //
-// Rewards come out in [0, 1]; reward scaling (AReaL) and DAPO's overlong
-// shaping are separate steps: grpo.Shape and grpo.Overlong.
+// Rewards come out in [0, a + f]; reward scaling (AReaL) and DAPO's
+// overlong shaping are separate steps: grpo.Shape and grpo.Overlong.
 type Router struct {
 	// Registry resolves verifier keys; nil means verifiers.Default.
 	Registry *verifiers.Registry

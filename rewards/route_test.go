@@ -73,7 +73,7 @@ func TestRouteMixedBatch(t *testing.T) {
 		{Spec: rewards.RouteSpec{Verifier: "choice"}, Response: good, Reference: "B"},     // zero ratios
 		{Spec: rewards.RouteSpec{DataSource: "fmt", FormatRatio: 1}, Response: "<think>"}, // format only
 	}
-	wantReward := []float64{1, 0.05 / 1.1, 1, 0.55 / 1.1, 0, 0, 0, 0, 0.25}
+	wantReward := []float64{1.1, 0.05, 1.1, 0.55, 0, 0, 0, 0, 0.25}
 	wantErr := []bool{false, false, false, false, true, true, true, true, false}
 	for _, workers := range []int{1, 3, 64} {
 		diag := rewards.NewDiagnostics()

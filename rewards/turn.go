@@ -72,38 +72,19 @@ func TurnRewards[F tensor.Float](dst []F, turns []Turn, c TurnConfig) error {
 	return nil
 }
 
-// groundingWorldModelingTags are the tags of VAGEN's Grounding-WorldModeling
-// strategy, in the order they must appear.
-var groundingWorldModelingTags = [...]string{
-	"<think>", "<observation>", "</observation>", "<prediction>", "</prediction>", "</think>", "<answer>", "</answer>",
-}
-
 // GroundingWorldModelingFormat reports whether response follows VAGEN's
-// Grounding-WorldModeling structure (§3):
+// Grounding-WorldModeling format as Appendix A Table 5 and the training
+// prompts of Appendix B.2 write it:
 //
-//	<think><observation>G(o_t)</observation><prediction>W(o_t)</prediction></think><answer>a_t</answer>
+//	<think><observation>G(o_t)</observation><reasoning>r_t</reasoning><prediction>W(o_t)</prediction></think><answer>a_t</answer>
 //
-// after trimming surrounding white space: each tag once and in this order,
-// starting with <think> and ending with </answer>, only white space
-// between </think> and <answer>. Text may sit elsewhere inside <think>.
+// It is verifiers.VAGENFormat with style "grounding_worldmodeling": each
+// tag once and in this order, only white space between tags, every
+// section non-blank. (§2.2 prints the strategy without <reasoning>; the
+// format the agents were trained to produce has it.)
 func GroundingWorldModelingFormat(response string) bool {
-	s := strings.TrimSpace(response)
-	if !strings.HasPrefix(s, "<think>") || !strings.HasSuffix(s, "</answer>") {
-		return false
-	}
-	prev := -1
-	for _, t := range groundingWorldModelingTags {
-		if strings.Count(s, t) != 1 {
-			return false
-		}
-		i := strings.Index(s, t)
-		if i <= prev {
-			return false
-		}
-		prev = i
-	}
-	end := strings.Index(s, "</think>")
-	return strings.TrimSpace(s[end+len("</think>"):strings.Index(s, "<answer>")]) == ""
+	ok, _ := verifiers.VAGENFormat(response, verifiers.VAGENGroundingWorldModeling)
+	return ok
 }
 
 // JudgeTurn scores one Grounding-WorldModeling turn with a judge: I_g

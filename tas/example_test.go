@@ -35,3 +35,21 @@ func ExampleApplySequence() {
 	// t=8  weight 1.181  advantage 0.945
 	// t=9  weight 1.300  advantage 1.040
 }
+
+// The five weightings of AVATAR's Table 5 on a 5-token response, λ = 0.3.
+func ExampleWeights_ablation() {
+	mask, _ := tensor.FromSlice([]float64{1, 1, 1, 1, 1}, 1, 5)
+	w := tensor.MustNew[float64](1, 5)
+	for _, s := range []tas.Shape{tas.Uniform, tas.LinearDecay, tas.LinearIncline, tas.Inverse, tas.Parabolic} {
+		if err := tas.Weights(w, mask, tas.Config{Lambda: 0.3, Shape: s}); err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-14s %.3f\n", s, w.Data)
+	}
+	// Output:
+	// uniform        [1.000 1.000 1.000 1.000 1.000]
+	// linear_decay   [1.300 1.225 1.150 1.075 1.000]
+	// linear_incline [1.000 1.075 1.150 1.225 1.300]
+	// inverse        [1.000 1.225 1.300 1.225 1.000]
+	// parabolic      [1.300 1.075 1.000 1.075 1.300]
+}

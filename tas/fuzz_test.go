@@ -38,7 +38,7 @@ func decode(data []byte) fuzzInput {
 	}
 	B, T := int(next()%5), int(next()%14)
 	var in fuzzInput
-	in.cfg.Shape = tas.Shape(next() % 4) // 3 is not a Shape
+	in.cfg.Shape = tas.Shape(next() % 6) // 5 is not a Shape
 	if b := next(); b >= 246 {
 		in.cfg.Lambda = specials[b-246]
 	} else {
@@ -88,6 +88,10 @@ func reference(m []float64, cfg tas.Config) []float64 {
 				w[t] = 1 + cfg.Lambda*x*x
 			case tas.Inverse:
 				w[t] = 1 + cfg.Lambda*(1-x*x)
+			case tas.LinearDecay:
+				w[t] = 1 + cfg.Lambda*(1-float64(k)/float64(L-1))
+			case tas.LinearIncline:
+				w[t] = 1 + cfg.Lambda*float64(k)/float64(L-1)
 			}
 		}
 		k++

@@ -22,9 +22,19 @@ const (
 	// Inverse is w = 1 + λ·(1 − (2t̃ − 1)²), largest in the middle: the
 	// ablation's inverse parabola (AVATAR Table 5).
 	Inverse
+	// LinearDecay is w = 1 + λ·(1 − t̃), largest at the first token: the
+	// ablation's planning-focused "linear decay weights" (AVATAR Table 5,
+	// §5.2 RQ3). The paper names the scheme without a formula; this one
+	// spans the same range [1, 1 + λ] as TAS, so a comparison at equal λ
+	// changes only where the weight goes.
+	LinearDecay
+	// LinearIncline is w = 1 + λ·t̃, largest at the last token: the
+	// ablation's synthesis-focused "linear incline weights" (AVATAR
+	// Table 5, §5.2 RQ3), with the same range as LinearDecay.
+	LinearIncline
 )
 
-var shapeNames = [...]string{"parabolic", "uniform", "inverse"}
+var shapeNames = [...]string{"parabolic", "uniform", "inverse", "linear_decay", "linear_incline"}
 
 func (s Shape) String() string {
 	if s < 0 || int(s) >= len(shapeNames) {
@@ -33,7 +43,8 @@ func (s Shape) String() string {
 	return shapeNames[s]
 }
 
-// ParseShape returns the Shape named "parabolic", "uniform" or "inverse".
+// ParseShape returns the Shape named "parabolic", "uniform", "inverse",
+// "linear_decay" or "linear_incline".
 func ParseShape(s string) (Shape, error) {
 	for i, n := range shapeNames {
 		if n == s {
@@ -60,7 +71,7 @@ func (c Config) Validate() error {
 	if !(c.Lambda >= 0) || math.IsInf(c.Lambda, 1) {
 		return tensor.Errorf(tensor.ErrRange, "Config.Lambda", nil, "%v, want a finite number ≥ 0", c.Lambda)
 	}
-	if c.Shape < Parabolic || c.Shape > Inverse {
+	if c.Shape < Parabolic || c.Shape > LinearIncline {
 		return tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%d is not a Shape", int(c.Shape))
 	}
 	return nil
@@ -252,13 +263,14 @@ func (j *job[F]) Run(b int) {
 	}
 }
 
-// curve is the weight function of one row: w = 1 + λ·u with u = x² for
-// the parabola and u = 1 − x² for the inverse (u = s0 + s1·x²), where
-// x = 2t̃ − 1 = k·step − 1 for the valid token with index k. λ multiplies
-// last so that a large λ cannot cancel the 1.
+// curve is the weight function of one row: w = 1 + λ·u with
+// u = s0 + s1·x² + s2·x, where x = 2t̃ − 1 = k·step − 1 for the valid token
+// with index k: u = x² for the parabola, 1 − x² for the inverse,
+// (1 − x)/2 = 1 − t̃ for the linear decay and (1 + x)/2 = t̃ for the
+// incline. λ multiplies last so that a large λ cannot cancel the 1.
 type curve struct {
-	lam, s0, s1, step float64
-	max               float64 // a bound on the row's weights
+	lam, s0, s1, s2, step float64
+	max                   float64 // a bound on the row's weights
 }
 
 // curve returns the weights of a row with n valid tokens.
@@ -266,11 +278,18 @@ func (c Config) curve(n int) curve {
 	if n <= 1 || c.Shape == Uniform {
 		return curve{max: 1}
 	}
-	step := 2 / float64(n-1)
-	if c.Shape == Inverse {
-		return curve{lam: c.Lambda, s0: 1, s1: -1, step: step, max: 1 + c.Lambda}
+	k := curve{lam: c.Lambda, step: 2 / float64(n-1), max: 1 + c.Lambda}
+	switch c.Shape {
+	case Inverse:
+		k.s0, k.s1 = 1, -1
+	case LinearDecay:
+		k.s0, k.s2 = 0.5, -0.5
+	case LinearIncline:
+		k.s0, k.s2 = 0.5, 0.5
+	default:
+		k.s1 = 1
 	}
-	return curve{lam: c.Lambda, s1: 1, step: step, max: 1 + c.Lambda}
+	return k
 }
 
 // bits returns the bits of x, widened to 64. The row loops test the mask
@@ -288,7 +307,7 @@ func bits[F tensor.Float](x F) uint64 {
 // would otherwise copy the struct and reload them on every token.
 func fill[F tensor.Float](c curve, dst, m []F, a float64) {
 	dst = dst[:len(m)]
-	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
+	lam, s0, s1, s2, step := c.lam, c.s0, c.s1, c.s2, c.step
 	one := bits(F(1))
 	k := 0.0 // the valid token's index, counted in float64 to keep integer conversions out of the loop
 	for t, v := range m {
@@ -297,7 +316,7 @@ func fill[F tensor.Float](c curve, dst, m []F, a float64) {
 			continue
 		}
 		x := k*step - 1
-		dst[t] = F((1 + lam*(s0+s1*(x*x))) * a)
+		dst[t] = F((1 + lam*(s0+(s1*x+s2)*x)) * a)
 		k++
 	}
 }
@@ -306,7 +325,7 @@ func fill[F tensor.Float](c curve, dst, m []F, a float64) {
 // returns the kind and column of the first problem. dst may be adv.
 func tokens[F tensor.Float](c curve, dst, adv, m []F) (bad, col int) {
 	dst, adv = dst[:len(m)], adv[:len(m)]
-	lam, s0, s1, step := c.lam, c.s0, c.s1, c.step
+	lam, s0, s1, s2, step := c.lam, c.s0, c.s1, c.s2, c.step
 	k := 0.0
 	for t, v := range m {
 		if v == 0 {
@@ -318,7 +337,7 @@ func tokens[F tensor.Float](c curve, dst, adv, m []F) (bad, col int) {
 			return badAdv, t
 		}
 		x := k*step - 1
-		dst[t] = F((1 + lam*(s0+s1*(x*x))) * float64(a))
+		dst[t] = F((1 + lam*(s0+(s1*x+s2)*x)) * float64(a))
 		k++
 		if !tensor.IsFinite(dst[t]) {
 			return badOverflow, t

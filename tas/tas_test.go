@@ -79,6 +79,10 @@ func TestWeightsByHand(t *testing.T) {
 		{"inverse L=2", []float64{1, 1}, []float64{1, 1}, inv(0.3)},
 		{"inverse L=1", []float64{1}, []float64{1}, inv(0.3)},
 		{"uniform", []float64{1, 0, 1, 1}, []float64{1, 0, 1, 1}, uni},
+		// t̃ = 0, ¼, ½, ¾, 1: decay 1 − t̃, incline t̃.
+		{"linear decay L=5", []float64{1, 1, 1, 1, 1}, []float64{1.4, 1.3, 1.2, 1.1, 1}, tas.Config{Lambda: 0.4, Shape: tas.LinearDecay}},
+		{"linear incline L=5", []float64{1, 1, 0, 1, 1, 1}, []float64{1, 1.1, 0, 1.2, 1.3, 1.4}, tas.Config{Lambda: 0.4, Shape: tas.LinearIncline}},
+		{"linear decay L=1", []float64{0, 1}, []float64{0, 1}, tas.Config{Lambda: 0.4, Shape: tas.LinearDecay}},
 		{"λ = 0", []float64{1, 1, 1}, []float64{1, 1, 1}, par(0)},
 		// Positions count valid tokens only: the prompt and the
 		// observation do not move the curve.
@@ -188,7 +192,7 @@ func TestApply(t *testing.T) {
 }
 
 func TestParseShape(t *testing.T) {
-	for _, s := range []tas.Shape{tas.Parabolic, tas.Uniform, tas.Inverse} {
+	for _, s := range []tas.Shape{tas.Parabolic, tas.Uniform, tas.Inverse, tas.LinearDecay, tas.LinearIncline} {
 		got, err := tas.ParseShape(s.String())
 		if err != nil || got != s {
 			t.Errorf("ParseShape(%q) = %v, %v", s.String(), got, err)

@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Float is the set of storage types a batch may hold.
 type Float interface{ ~float32 | ~float64 }
@@ -80,14 +83,34 @@ func checkDims(b, t int) error {
 // optional input.
 func (x Batch[F]) IsZero() bool { return x.Data == nil && x.B == 0 && x.T == 0 }
 
-// Row returns row b as a slice sharing x's storage.
-func (x Batch[F]) Row(b int) []F { return x.Data[b*x.T : (b+1)*x.T : (b+1)*x.T] }
+// Row returns row b as a slice sharing x's storage. Like slice indexing,
+// it panics when b is not in [0, B).
+func (x Batch[F]) Row(b int) []F {
+	x.checkIndex(b, 0)
+	return x.Data[b*x.T : (b+1)*x.T : (b+1)*x.T]
+}
 
-// At returns element (b, t).
-func (x Batch[F]) At(b, t int) F { return x.Data[b*x.T+t] }
+// At returns element (b, t). Like slice indexing, it panics when b is not in
+// [0, B) or t not in [0, T): a column past the end must not read the next
+// row.
+func (x Batch[F]) At(b, t int) F {
+	x.checkIndex(b, t)
+	return x.Data[b*x.T+t]
+}
 
-// Set sets element (b, t) to v.
-func (x Batch[F]) Set(b, t int, v F) { x.Data[b*x.T+t] = v }
+// Set sets element (b, t) to v, with At's bounds.
+func (x Batch[F]) Set(b, t int, v F) {
+	x.checkIndex(b, t)
+	x.Data[b*x.T+t] = v
+}
+
+// checkIndex panics with an index-out-of-range message naming the axis.
+// A programmer error, not a data error, hence a panic as for slices.
+func (x Batch[F]) checkIndex(b, t int) {
+	if uint(b) >= uint(x.B) || (uint(t) >= uint(x.T) && !(t == 0 && x.T == 0)) {
+		panic(fmt.Sprintf("tensor: index (%d, %d) out of range for batch of shape [%d, %d]", b, t, x.B, x.T))
+	}
+}
 
 // Rows copies x into a slice of rows of type S, e.g. for JSON output.
 func Rows[S, F Float](x Batch[F]) [][]S {

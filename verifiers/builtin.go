@@ -17,6 +17,10 @@ func init() {
 		{"html", HTML},
 		{"format", Format},
 		{"format_tags", FormatTagsVerifier},
+		{"temporal_iou", TemporalIoUVerifier},
+		{"think_boxed_format", ThinkBoxedFormat},
+		{"vagen_format", VAGENFormatVerifier},
+		{"structured_f1", StructuredF1Verifier},
 	} {
 		if err := Default.Register(b.name, b.f); err != nil {
 			panic(err)

@@ -1,5 +1,5 @@
 // Package verifiers scores model output against references with rules
-// (SPEC §7): the Verifier interface, a registry keyed by V-Triune's
+// (docs/spec.md#rewards-and-verifiers): the Verifier interface, a registry keyed by V-Triune's
 // `verifier` name, and the rule verifiers of V-Triune (seed
 // 003_1baf8ead00bcbfc5, §3.2) and LLaVA-OneVision-1.5 (seed
 // 002_54cb955a71cfac75, reward/ modules).

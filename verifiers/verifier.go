@@ -143,7 +143,7 @@ func (r *Registry) Verify(ctx context.Context, name, pred, ref string, params Pa
 }
 
 // Default is the registry the package-level functions use. It holds the
-// built-in verifiers under the keys of CONFORMANCE.md (choice, number, iou,
+// built-in verifiers under the keys of docs/conformance.md (choice, number, iou,
 // detection, ocr, html, format, format_tags) and answer; see the package
 // documentation. "math" is added by package mathverify's adapter and "svg"
 // by a caller with a renderer.

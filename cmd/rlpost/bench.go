@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,15 +9,14 @@ import (
 )
 
 func benchCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bench", stderr)
 	op := fs.String("op", "", "op to measure (policy_loss, group_advantages, ...)")
 	b := fs.Int("B", 64, "sequences in the batch")
 	t := fs.Int("T", 4096, "padded length")
 	iters := fs.Int("iters", 20, "timed calls after two warm-up calls")
 	device := fs.String("device", "cpu", "cpu, or cuda where built with -tags cuda")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
 	}
 	if *op == "" || fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "rlpost bench: need -op (one of %v) and no other arguments\n", bench.Ops(*device))

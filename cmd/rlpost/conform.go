@@ -12,8 +12,12 @@ import (
 // exhaust memory.
 const maxRequest = 1 << 30
 
-func conformCmd(args []string, stdin io.Reader, stdout io.Writer) int {
-	if len(args) != 0 {
+func conformCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("conform", stderr)
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
+	}
+	if fs.NArg() != 0 {
 		return writeError(stdout, fmt.Errorf("conform takes no arguments; send the request on stdin"))
 	}
 	req, err := io.ReadAll(io.LimitReader(stdin, maxRequest+1))

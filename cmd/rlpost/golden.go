@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,12 +20,11 @@ import (
 // golden.RelTol relative). Ops this build does not implement are skipped,
 // or counted as failures with -strict.
 func goldenCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("golden", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("golden", stderr)
 	bin := fs.String("bin", "", "rlpost binary to run (default: this one)")
 	strict := fs.Bool("strict", false, "count ops that are not implemented as failures")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "rlpost golden: name one or more golden .jsonl files")

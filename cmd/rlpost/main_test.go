@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/internal/conform"
 	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMain lets the test binary stand in for the rlpost binary, so that the
@@ -32,9 +34,9 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // TestConformGolden runs every golden case of every implemented op through
 // the conform command in-process.
 func TestConformGolden(t *testing.T) {
-	dir := golden.Dir()
-	if dir == "" {
-		golden.Load(t, "policy_loss") // fails or skips with the usual message
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if len(files) == 0 {
@@ -143,9 +145,9 @@ func TestBench(t *testing.T) {
 // TestGoldenCommand runs `rlpost golden` the way CI does, with this test
 // binary as the rlpost that it runs in subprocesses.
 func TestGoldenCommand(t *testing.T) {
-	dir := golden.Dir()
-	if dir == "" {
-		t.Skip("no golden folder")
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -153,7 +155,7 @@ func TestGoldenCommand(t *testing.T) {
 	}
 	t.Setenv("RLPOST_TEST_AS_MAIN", "1")
 	code, out, errOut := runCmd(t, "", "golden", "-bin", exe, filepath.Join(dir, "policy_loss.jsonl"), filepath.Join(dir, "group_advantages.jsonl"))
-	if code != 0 || !strings.Contains(out, "golden: 48 passed, 0 failed, 0 skipped") {
+	if code != 0 || !strings.Contains(out, "golden: 200 passed, 0 failed, 0 skipped") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
 	// A deliberately wrong expectation must fail.
@@ -178,4 +180,37 @@ func TestUsage(t *testing.T) {
 	if code, out, _ := runCmd(t, "", "help"); code != 0 || !strings.Contains(out, "conform") {
 		t.Errorf("help: exit %d %s", code, out)
 	}
+}
+
+// TestCommandHelp: every command answers -h with its usage on stdout and
+// exit 0, like a Go tool, and a bad flag with the usage on stderr and exit 2.
+func TestCommandHelp(t *testing.T) {
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", name, "-h")
+			require.Equal(t, 0, code, "stderr: %s", errOut)
+			assert.Contains(t, out, "usage: rlpost "+name)
+			assert.False(t, strings.HasPrefix(out, `{"error"`), "help answered with a JSON error: %s", out)
+
+			code, out, errOut = runCmd(t, "", "help", name)
+			require.Equal(t, 0, code)
+			assert.Contains(t, out, "usage: rlpost "+name)
+
+			code, _, errOut = runCmd(t, "", name, "-no-such-flag")
+			assert.Equal(t, 2, code)
+			assert.Contains(t, errOut, "flag provided but not defined")
+			assert.Contains(t, errOut, "usage: rlpost "+name)
+		})
+	}
+	code, _, errOut := runCmd(t, "", "help", "frob")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown command "frob"`)
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd(t, "", "version")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `^rlpost \S+ \(.*go1\.\d+.*\)\n$`, out)
+	code, _, _ = runCmd(t, "", "version", "extra")
+	assert.Equal(t, 2, code)
 }

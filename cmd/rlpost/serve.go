@@ -54,8 +54,7 @@ func (b *byteSize) Set(s string) error {
 
 func serveRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	def := serve.DefaultConfig()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("serve", stderr)
 	addr := fs.String("addr", "127.0.0.1:8700", "listen address; a non-loopback one needs -token-file")
 	workers := fs.Int("workers", def.Workers, "verifier calls at once, shared by all requests (default: all cores)")
 	timeout := fs.Duration("timeout", def.Timeout, "time limit of one item; an item over it scores 0 with \"timeout\": true")
@@ -71,8 +70,8 @@ func serveRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	duration := fs.Duration("duration", 3*time.Second, "with -loadtest: time per measurement")
 	batches := fs.String("batches", "1,64,1000", "with -loadtest: items per request")
 	conns := fs.String("conns", "1,4", "with -loadtest: concurrent connections")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "serve: unexpected arguments %q\n", fs.Args())

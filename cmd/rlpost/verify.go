@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -33,11 +32,10 @@ type verifyResult struct {
 // verifiers ignore it), "params" to none. It exits 0 unless reading stdin
 // or writing stdout fails (1) or the flags are wrong (2).
 func verifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("verify", stderr)
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for one line (0: none)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout); done {
+		return code
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "verify: unexpected arguments %q; send requests on stdin\n", fs.Args())

@@ -1,4 +1,4 @@
-// Token GAE and Bi-Level GAE (SPEC §3), the GPU twins of gae.Advantages and
+// Token GAE and Bi-Level GAE (docs/spec.md#gae), the GPU twins of gae.Advantages and
 // gae.BiLevel for float32 storage, with masked whitening.
 //
 // The recursion runs backwards over a row, and mask-0 tokens are skipped

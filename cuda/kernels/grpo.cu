@@ -1,4 +1,4 @@
-// Outcome-reward advantages over contiguous groups (SPEC §2), the GPU twin
+// Outcome-reward advantages over contiguous groups (docs/spec.md#group-advantages), the GPU twin
 // of grpo.Advantages with grpo.Contiguous groups for float32 storage:
 // GRPO or RLOO centring, scaled by the group's std, the batch's std, or
 // not at all (Dr. GRPO).

@@ -1,4 +1,4 @@
-// The clipped-surrogate policy loss of SPEC §1 and its gradient dLoss/dlogp,
+// The clipped-surrogate policy loss of docs/spec.md#policy-losses and its gradient dLoss/dlogp,
 // the GPU twin of ppo.PolicyLoss for float32 storage. Every formula and
 // every expression's order of operations follows ppo/policy.go, so the two
 // agree to the last bit except where exp differs (CUDA's exp against the
@@ -141,7 +141,7 @@ __device__ __forceinline__ double surrogate(double r, double a, double lo, doubl
 
 // behave_weight caps the decoupled-PPO behaviour weight e^x, x = prox − old:
 // above cap_at it becomes cap_to (the cap, or 0 in mask mode; cap_at is
-// +Inf without a cap); an infinite weight is 0 (SPEC §1).
+// +Inf without a cap); an infinite weight is 0 (docs/spec.md#policy-losses).
 __device__ __forceinline__ double behave_weight(double x, double cap_at, double cap_to, i64* capped) {
 	double w = exp(x);
 	if (w > cap_at) {

@@ -1,4 +1,4 @@
-// Temporal Advantage Shaping weights (SPEC §4), the GPU twin of
+// Temporal Advantage Shaping weights (docs/spec.md#tas), the GPU twin of
 // tas.Weights for float32 storage. The k-th valid token of a row with n
 // valid tokens gets w = 1 + λ·(s0 + s1·x²), x = k·2/(n−1) − 1 (parabolic:
 // s0 = 0, s1 = 1; inverse: s0 = 1, s1 = −1; uniform, or n ≤ 1: w = 1), and

@@ -1,5 +1,5 @@
 // Package bench measures the ops of `rlpost bench` the same way everywhere
-// (CONFORMANCE.md, "rlpost bench"): a seeded random batch of B×T tokens with
+// (docs/conformance.md, "rlpost bench"): a seeded random batch of B×T tokens with
 // a prefix mask of lengths between T/2 and T, two warm-up calls, then iters
 // timed calls; ns per token comes from the median call over all B·T
 // positions, and allocations are counted over the timed calls.
@@ -56,7 +56,7 @@ func Ops(device string) []string {
 }
 
 // Result is one line of `rlpost bench` output; the JSON names are fixed by
-// CONFORMANCE.md.
+// docs/conformance.md.
 type Result struct {
 	Op             string   `json:"op"`
 	B              int      `json:"B"`

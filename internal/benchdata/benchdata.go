@@ -1,6 +1,6 @@
 // Package benchdata builds the seeded random token batches that `rlpost
 // bench` and the packages' Go benchmarks measure on, so both report the same
-// work (CONFORMANCE.md, "rlpost bench").
+// work (docs/conformance.md, "rlpost bench").
 package benchdata
 
 import (

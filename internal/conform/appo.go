@@ -31,7 +31,7 @@ type APPOWeightsRequest struct {
 
 // DecodeAPPOWeights turns an appo_weights request into the library's inputs
 // (the distributions held densely) and configuration, with
-// CONFORMANCE.md's defaults for omitted fields. Every distribution is
+// docs/conformance.md's defaults for omitted fields. Every distribution is
 // checked, not only those the computation reads, so that a bad request is
 // reported whatever the attention selects.
 func DecodeAPPOWeights(raw json.RawMessage) (appo.Inputs[float64], appo.Config, error) {

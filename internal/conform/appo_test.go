@@ -39,7 +39,7 @@ func TestAPPOWeightsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Tau != 0.5 || cfg.K1 != 15 || cfg.K2 != 5 || cfg.K3 != 64 || cfg.Alpha != 1.7 || cfg.Strategy.String() != "soft" {
-		t.Errorf("defaults %+v, want CONFORMANCE.md's", cfg)
+		t.Errorf("defaults %+v, want docs/conformance.md's", cfg)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package conform maps the JSON contract of `rlpost conform` (see
-// CONFORMANCE.md in the shared folder) onto the library: one request in, one
+// docs/conformance.md) onto the library: one request in, one
 // response out. The command-line tool and the golden-vector tests share it,
 // so what other teams check against is exactly what the tests check.
 //
@@ -26,7 +26,7 @@ type Op func(req json.RawMessage) (any, error)
 // does not implement yet.
 var ErrNotImplemented = errors.New("not implemented yet")
 
-// contract lists every op CONFORMANCE.md defines.
+// contract lists every op docs/conformance.md defines.
 var contract = []string{
 	"policy_loss", "value_loss", "group_advantages", "gae", "bilevel_gae",
 	"tas_weights", "offpolicy_advantages", "appo_weights",
@@ -52,7 +52,7 @@ func Ops() []string {
 	return names
 }
 
-// Contract returns the names of every op CONFORMANCE.md defines.
+// Contract returns the names of every op docs/conformance.md defines.
 func Contract() []string { return append([]string(nil), contract...) }
 
 // Implemented reports whether op has an implementation in this build.

@@ -32,7 +32,7 @@ type GAERequest struct {
 }
 
 // DecodeGAE turns a gae request into the library's inputs and configuration,
-// with CONFORMANCE.md's defaults (γ = 1, λ = 1, no whitening).
+// with docs/conformance.md's defaults (γ = 1, λ = 1, no whitening).
 func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 	var req GAERequest
 	def := gae.DefaultConfig()
@@ -85,7 +85,7 @@ type BiLevelGAERequest struct {
 }
 
 // DecodeBiLevelGAE turns a bilevel_gae request into the library's inputs and
-// configuration, with CONFORMANCE.md's defaults (γ_token = λ_token =
+// configuration, with docs/conformance.md's defaults (γ_token = λ_token =
 // λ_turn = 1, γ_turn = 0.95, no whitening).
 func DecodeBiLevelGAE(raw json.RawMessage) (GAEInputs, gae.BiLevelConfig, error) {
 	var req BiLevelGAERequest

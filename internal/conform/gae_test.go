@@ -27,7 +27,7 @@ func runJSON(t *testing.T, req string) (map[string]any, error) {
 }
 
 func TestGAERequests(t *testing.T) {
-	// SPEC §3's golden row through the JSON contract, with the documented
+	// docs/spec.md#gae's golden row through the JSON contract, with the documented
 	// defaults (γ = λ = 1, γ_turn = 0.95) left out of the request.
 	const row = `"rewards": [[0, -0.01, 0, 0.5, 0, 0, 0, 1]], "values": [[0.1, 0.2, 0.3, 0.4, 0, 0, 0.6, 0.7]], "mask": [[0, 1, 1, 1, 0, 0, 1, 1]]`
 	for _, c := range []struct {
@@ -97,7 +97,7 @@ func TestTASRequestDefaults(t *testing.T) {
 // tas_weights ops: no panic, and a response always encodes as JSON (no NaN
 // or infinity).
 func FuzzGAERequests(f *testing.F) {
-	if dir := golden.Dir(); dir != "" {
+	if dir, err := golden.Dir(); err == nil {
 		for _, op := range []string{"gae", "bilevel_gae", "tas_weights"} {
 			cases, err := golden.Read(dir, op)
 			if err != nil {

@@ -22,7 +22,7 @@ type OffPolicyAdvantagesRequest struct {
 }
 
 // DecodeOffPolicyAdvantages turns an offpolicy_advantages request into
-// rewards, baselines and configuration, with CONFORMANCE.md's default
+// rewards, baselines and configuration, with docs/conformance.md's default
 // ε = 1e-6.
 func DecodeOffPolicyAdvantages(raw json.RawMessage) (rewards, baselines []float64, cfg replay.AdvantageConfig, err error) {
 	var req OffPolicyAdvantagesRequest

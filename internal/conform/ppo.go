@@ -40,7 +40,7 @@ type PolicyLossRequest struct {
 }
 
 // DecodePolicyLoss turns a policy_loss request into the library's inputs
-// and configuration, with CONFORMANCE.md's defaults for omitted fields.
+// and configuration, with docs/conformance.md's defaults for omitted fields.
 func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, error) {
 	var req PolicyLossRequest
 	c := &req.Config

@@ -23,7 +23,7 @@ type TASWeightsRequest struct {
 }
 
 // DecodeTASWeights turns a tas_weights request into a mask and
-// configuration, with CONFORMANCE.md's defaults (λ = 0.3, parabolic).
+// configuration, with docs/conformance.md's defaults (λ = 0.3, parabolic).
 func DecodeTASWeights(raw json.RawMessage) (tensor.Batch[float64], tas.Config, error) {
 	var req TASWeightsRequest
 	def := tas.DefaultConfig()

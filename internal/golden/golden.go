@@ -1,9 +1,12 @@
-// Package golden reads the shared golden vectors (request/expected pairs
-// computed with torch autograd in float64) for tests.
+// Package golden reads the conformance vectors: request/expected pairs for
+// every `rlpost conform` op, computed by the repository's own torch float64
+// reference (testdata/gen, gradients by autograd) and committed under
+// testdata/golden. Package tests and `rlpost golden` share it, so both
+// compare with the same tolerance.
 //
-// The vectors live in ../shared/golden beside the repository root, or in the
-// folder named by $RLPOST_GOLDEN. Tests that need them fail when neither
-// exists, unless RLPOST_GOLDEN=skip.
+// The package does not import testing, so the command-line tool can link it
+// without pulling the test framework into the binary; Load takes any value
+// with the few methods of testing.TB it needs.
 package golden
 
 import (
@@ -13,7 +16,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"testing"
 )
 
 // Case is one line of a golden file.
@@ -24,28 +26,22 @@ type Case struct {
 	Expected json.RawMessage `json:"expected"`
 }
 
-// Dir returns the golden folder, or "" if none is found.
-func Dir() string {
+// Dir returns the folder of the vectors: $RLPOST_GOLDEN when set, else
+// testdata/golden of the module that contains the working directory.
+func Dir() (string, error) {
 	if d := os.Getenv("RLPOST_GOLDEN"); d != "" {
-		if d == "skip" {
-			return ""
-		}
-		return d
+		return d, nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return ""
+		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			g := filepath.Join(d, "..", "shared", "golden")
-			if _, err := os.Stat(g); err == nil {
-				return g
-			}
-			return ""
+			return filepath.Join(d, "testdata", "golden"), nil
 		}
 		if filepath.Dir(d) == d {
-			return ""
+			return "", fmt.Errorf("golden: no go.mod above %s", wd)
 		}
 	}
 }
@@ -66,23 +62,27 @@ func Read(dir, op string) ([]Case, error) {
 		}
 		c := Case{Line: n}
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return nil, fmt.Errorf("%s.jsonl:%d: %v", op, n, err)
+			return nil, fmt.Errorf("%s.jsonl:%d: %w", op, n, err)
 		}
 		cases = append(cases, c)
 	}
 	return cases, sc.Err()
 }
 
-// Load returns the cases of op.jsonl, failing t if the golden folder is
-// missing (or skipping it when RLPOST_GOLDEN=skip).
-func Load(t testing.TB, op string) []Case {
+// TB is the part of testing.TB that Load and the Check functions use.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Load returns the cases of op.jsonl, failing t if they cannot be read or
+// there are none.
+func Load(t TB, op string) []Case {
 	t.Helper()
-	dir := Dir()
-	if dir == "" {
-		if os.Getenv("RLPOST_GOLDEN") == "skip" {
-			t.Skip("RLPOST_GOLDEN=skip")
-		}
-		t.Fatal("golden vectors not found: expected ../shared/golden beside the repository, or set RLPOST_GOLDEN")
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	cases, err := Read(dir, op)
 	if err != nil {
@@ -101,14 +101,15 @@ func Close(got, want float64) bool {
 }
 
 // The tolerance every golden comparison uses: relative 1e-4, with an
-// absolute floor for expected values that are exactly or nearly 0.
+// absolute floor for expected values that are exactly or nearly 0. It is
+// what float32 storage allows; float64 paths agree far more closely.
 const (
 	RelTol = 1e-4
 	AbsTol = 1e-7
 )
 
 // CheckRows fails t for the first element of got that is not Close to want.
-func CheckRows(t testing.TB, what string, got, want [][]float64) {
+func CheckRows(t TB, what string, got, want [][]float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
@@ -119,7 +120,7 @@ func CheckRows(t testing.TB, what string, got, want [][]float64) {
 }
 
 // CheckVec fails t for the first element of got that is not Close to want.
-func CheckVec(t testing.TB, what string, got, want []float64) {
+func CheckVec(t TB, what string, got, want []float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: length %d, want %d", what, len(got), len(want))

@@ -1,5 +1,6 @@
-// Package mvcases reads the Math-Verify test cases in
-// ../shared/mathverify/mathverify_cases.jsonl and turns each case's
+// Package mvcases reads the Math-Verify peer test cases
+// (mathverify_cases.jsonl, from Hugging Face's Math-Verify test suite) and
+// turns each case's
 // configuration notes into the params object of an `rlpost verify` line.
 // The math verifier's own tests and the command's tests share it, so both
 // check exactly the same requests.
@@ -26,26 +27,29 @@ type Case struct {
 	Notes    string `json:"notes"`
 }
 
-// Dir returns ../shared/mathverify beside the repository root, or the folder
-// named by $RLPOST_MATHVERIFY; "" with skip = true when that is "skip".
-func Dir() (dir string, skip bool, err error) {
+// Dir returns the folder of the peer cases: $RLPOST_MATHVERIFY when set, else
+// a folder "shared/mathverify" beside the module root. The peer's data is not
+// part of the repository, so its absence is not an error: Dir returns
+// skip = true with the reason in why, and the tests that use it skip.
+// RLPOST_MATHVERIFY=skip skips them on purpose.
+func Dir() (dir string, skip bool, why string) {
 	if d := os.Getenv("RLPOST_MATHVERIFY"); d != "" {
-		return d, d == "skip", nil
+		return d, d == "skip", "RLPOST_MATHVERIFY=skip"
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", false, err
+		return "", true, err.Error()
 	}
 	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			m := filepath.Join(d, "..", "shared", "mathverify")
-			if _, err := os.Stat(m); err != nil {
-				return "", false, fmt.Errorf("missing %s: the Math-Verify cases live beside the repository (or set RLPOST_MATHVERIFY)", m)
+			if _, err := os.Stat(filepath.Join(m, "mathverify_cases.jsonl")); err != nil {
+				return "", true, "the Math-Verify peer suite is not beside the module (set RLPOST_MATHVERIFY to its folder to run it)"
 			}
-			return m, false, nil
+			return m, false, ""
 		}
 	}
-	return "", false, fmt.Errorf("no go.mod above %s", wd)
+	return "", true, "no go.mod above " + wd
 }
 
 // Load reads the cases in dir.

@@ -1,5 +1,5 @@
 // Package mathverify decides whether a model's response states the same
-// mathematical answer as a reference (SPEC §7, "Math answer verifier"). It
+// mathematical answer as a reference (docs/spec.md#rewards-and-verifiers, "Math answer verifier"). It
 // does what Hugging Face's Math-Verify does with sympy — extract the final
 // answer, parse LaTeX or plain text, compare by value — in pure Go with
 // math/big, and it passes 231 of the 232 matching and all 38 non-matching

@@ -1,0 +1,237 @@
+package presets_test
+
+import (
+	"testing"
+
+	"github.com/rlpost/rlpost/appo"
+	"github.com/rlpost/rlpost/gae"
+	"github.com/rlpost/rlpost/grpo"
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/presets"
+	"github.com/rlpost/rlpost/replay"
+	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/tas"
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+// knob is one setting and the value its paper states (or, marked chosen,
+// the value rlpost picked where the paper states none).
+type knob struct {
+	name      string
+	got, want any
+	chosen    bool
+}
+
+func check(t *testing.T, knobs []knob) {
+	t.Helper()
+	for _, k := range knobs {
+		if k.got != k.want {
+			what := "the paper states"
+			if k.chosen {
+				what = "rlpost chose (the paper states none)"
+			}
+			t.Errorf("%s = %v, %s %v", k.name, k.got, what, k.want)
+		}
+	}
+}
+
+func TestAVATAR(t *testing.T) {
+	p := presets.AVATAR()
+	o := p.Objective
+	check(t, []knob{
+		{"λ_TAS (§5)", o.TAS.Lambda, 0.3, false},
+		{"TAS shape (Eq. 6)", o.TAS.Shape, tas.Parabolic, false},
+		{"α (§5)", o.Alpha, 0.6, false},
+		{"β (§5)", o.Loss.KLCoef, 0.1, false},
+		{"aggregation (Listing 1: token sum / token count)", o.Loss.Mode, ppo.TokenMean, false},
+		{"ε_low", o.Loss.ClipLow, 0.2, true},
+		{"ε_high", o.Loss.ClipHigh, 0.2, true},
+		{"KL estimator", o.Loss.KLEstimator, ppo.K3, true},
+		{"advantage (Eq. 1)", o.Group.Estimator, grpo.GRPO, false},
+		{"advantage scale (Eq. 1: σ of the group)", o.Group.Scale, grpo.ScaleGroup, false},
+		{"std convention", o.Group.Std, grpo.Unbiased, true},
+		{"ε_adv", o.Group.Eps, 1e-6, true},
+		{"ε of Eq. 11", o.Off.Eps, 1e-6, true},
+		{"buffer size (§4.1)", p.Buffer.Capacity, 10000, false},
+		{"Easy share (§4.1)", p.Buffer.Shares[replay.Easy], 0.25, false},
+		{"Medium share (§4.1)", p.Buffer.Shares[replay.Medium], 0.35, false},
+		{"Hard share (§4.1)", p.Buffer.Shares[replay.Hard], 0.40, false},
+		{"VCRS window (§4.4)", p.Buffer.Window, 20, false},
+		{"staleness guard", p.Buffer.MaxStaleness, int64(0), true},
+		{"hint config", p.Hint, replay.DefaultHintConfig(), true},
+		{"on-policy samples (§4.1, Fig. 7)", p.OnPolicy, 4, false},
+		{"off-policy samples (§4.1, Fig. 7)", p.OffPolicy, 4, false},
+		{"LoRA r (§5)", p.LoRARank, 16, false},
+		{"LoRA α (§5)", p.LoRAAlpha, 32, false},
+		{"frames (§5)", p.Frames, 32, false},
+	})
+	want := [3][][2]any{
+		{{"format", 0.5}, {"acc", 0.5}},
+		{{"format", 0.2}, {"acc", 0.4}, {"self", 0.4}},
+		{{"format", 0.2}, {"acc", 0.4}, {"judge", 0.4}},
+	}
+	for s, terms := range want {
+		if len(p.Stages[s]) != len(terms) {
+			t.Fatalf("stage S%d = %v (Table 1)", s+1, p.Stages[s])
+		}
+		for i, w := range terms {
+			if p.Stages[s][i].Name != w[0] || p.Stages[s][i].Weight != w[1] {
+				t.Errorf("stage S%d term %d = %v, Table 1 has %v", s+1, i, p.Stages[s][i], w)
+			}
+		}
+	}
+	if err := o.Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := p.Buffer.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAPPO(t *testing.T) {
+	p := presets.APPO()
+	check(t, []knob{
+		{"τ (§4.1)", p.Weights.Tau, 0.5, false},
+		{"K1 (Alg. 1)", p.Weights.K1, 15, false},
+		{"K2 (Alg. 1)", p.Weights.K2, 5, false},
+		{"K2, ablation's best (§4.5)", p.K2AblationBest, 3, false},
+		{"K3 (Alg. 1)", p.Weights.K3, 64, false},
+		{"α (§4.5)", p.Weights.Alpha, 1.7, false},
+		{"strategy (Table E)", p.Weights.Strategy, appo.Soft, false},
+		{"attention layers (§4.5)", p.AttentionLayers, 3, false},
+		{"KL (§3.2: removed)", p.Loss.KLCoef, 0.0, false},
+		{"ε_high (§7)", p.Loss.ClipHigh, 0.28, false},
+		{"ε_low", p.Loss.ClipLow, 0.2, true},
+		{"aggregation (§3.2, DAPO's)", p.Loss.Mode, ppo.TokenMean, false},
+		{"dynamic sampling (§4.1)", p.DynamicSampling, false, false},
+		{"std convention", p.Advantage.Std, grpo.Unbiased, true},
+		{"GRPO baseline KL (§7)", p.GRPOBaselineKL, 0.01, false},
+		{"accuracy weight (§4.1)", p.AccuracyWeight, 0.9, false},
+		{"format weight (§4.1)", p.FormatWeight, 0.1, false},
+		{"IoU weight (§4.1)", p.IoUWeight, 0.9, false},
+		{"rollouts (§4.1)", p.GroupSize, 8, false},
+		{"batch (§4.1)", p.BatchSize, 16, false},
+		{"learning rate (§4.1)", p.LearningRate, 1e-6, false},
+		{"temperature (§7)", p.Temperature, 1.0, false},
+		{"top-p (§7)", p.TopP, 1.0, false},
+		{"max response tokens (§7)", p.MaxResponseTokens, 512, false},
+	})
+	if err := p.Weights.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLLaVAOneVision15(t *testing.T) {
+	p := presets.LLaVAOneVision15()
+	check(t, []knob{
+		{"ε", p.Loss.ClipLow, 0.2, false},
+		{"ε_high", p.Loss.ClipHigh, 0.28, false},
+		{"behaviour cap", p.Loss.BehaveCap, 5.0, false},
+		{"behaviour cap mode (clamp max)", p.Loss.BehaveCapMode, ppo.CapTruncate, false},
+		{"KL", p.Loss.KLCoef, 0.0, false},
+		{"aggregation", p.Loss.Mode, ppo.TokenMean, true},
+		{"std convention (worked example)", p.Advantage.Std, grpo.Population, false},
+		{"advantage ε", p.Advantage.Eps, 1e-6, false},
+		{"reward bias", p.Shaping.Bias, -0.5, false},
+		{"reward scale", p.Shaping.Scale, 10.0, false},
+		{"reward clip", p.Shaping.Clip, 20.0, true},
+		{"η", p.MaxStaleness, int64(4), false},
+		{"G", p.GroupSize, 16, false},
+		{"batch", p.BatchSize, 32, false},
+		{"lr", p.LearningRate, 2e-6, false},
+		{"weight decay", p.WeightDecay, 0.01, false},
+		{"warmup", p.WarmupFraction, 0.001, false},
+		{"max tokens", p.MaxTokens, 4096, false},
+		{"temperature", p.Temperature, 1.0, false},
+		{"epochs", p.Epochs, 30, false},
+		{"format verifier", p.FormatVerifier, "think_boxed_format", false},
+		{"boxed share", p.BoxedMaxRatio, 0.2, false},
+	})
+	// The worked example: rewards 1, 1, 1, 0.5, 0 → mean 0.70, std 0.41
+	// (population 0.400, printed rounded up).
+	adv := make([]float64, 5)
+	if _, err := grpo.Advantages(adv, []float64{1, 1, 1, 0.5, 0}, grpo.Contiguous(5), p.Advantage); err != nil {
+		t.Fatal(err)
+	}
+	if a := adv[0]; a < 0.72 || a > 0.76 {
+		t.Errorf("A for r = 1: %v, the write-up prints +0.73", a)
+	}
+	if a := adv[4]; a < -1.76 || a > -1.70 {
+		t.Errorf("A for r = 0: %v, the write-up prints −1.71", a)
+	}
+	if _, err := verifiers.Lookup(p.FormatVerifier); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestVTriune(t *testing.T) {
+	p := presets.VTriune()
+	check(t, []knob{
+		{"estimator (§4.1: GRPO)", p.Advantage.Estimator, grpo.GRPO, false},
+		{"std convention", p.Advantage.Std, grpo.Unbiased, true},
+		{"ε_low", p.Loss.ClipLow, 0.2, true},
+		{"KL β", p.Loss.KLCoef, 0.04, true},
+		{"α_acc default", p.Route.AccuracyRatio, 1.0, true},
+		{"α_format default", p.Route.FormatRatio, 0.1, true},
+		{"format reward (Eq. 2)", p.FormatVerifier, "format_tags", false},
+		{"fixed IoU threshold (IoU@50)", p.FixedIoUThreshold, 0.5, false},
+		{"rollout batch (§4.1)", p.RolloutBatch, 1024, false},
+		{"group (§4.1)", p.GroupSize, 8, false},
+		{"temperature (§4.1)", p.Temperature, 1.0, false},
+		{"top-p (§4.1)", p.TopP, 1.0, false},
+		{"max length (§4.1)", p.MaxLength, 2048, false},
+		{"updates per rollout (§4.2)", p.UpdatesPerRollout, 8, false},
+		{"epochs (§4.1)", p.Epochs, 3, false},
+		{"frozen vision encoder (§4.1)", p.FreezeVisionEncoder, true, false},
+	})
+	// §4.5: 0.85, 0.95, 0.99 over the first 10 %, the next 15 %, the rest.
+	s := p.DynamicIoU
+	if len(s.Until) != 2 || s.Until[0] != 0.10 || s.Until[1] != 0.25 || len(s.Thresholds) != 3 ||
+		s.Thresholds[0] != 0.85 || s.Thresholds[1] != 0.95 || s.Thresholds[2] != 0.99 {
+		t.Errorf("Dynamic IoU %+v", s)
+	}
+	// §3.2: the reward is α_acc·R_acc + α_format·R_format, not normalised.
+	if r := p.Route.Combine(1, 1); r != 1.1 {
+		t.Errorf("Combine(1, 1) = %v, want 1.1", r)
+	}
+	if verifiers.FormatTags("<think>a</think><answer>b</answer>") != 1 {
+		t.Error("Eq. 2 format reward")
+	}
+}
+
+func TestVAGEN(t *testing.T) {
+	p := presets.VAGEN()
+	check(t, []knob{
+		{"γ_token (Table 22)", p.GAE.GammaToken, 1.0, false},
+		{"γ_turn", p.GAE.GammaTurn, 0.95, true},
+		{"λ_turn", p.GAE.LambdaTurn, 1.0, true},
+		{"λ_token", p.GAE.LambdaToken, 1.0, true},
+		{"final-token rule (released code)", p.GAE.FinalToken, gae.TurnAdvantage, true},
+		{"KL β (Table 22)", p.KLCoef, 0.001, false},
+		{"KL in the loss", p.Loss.KLCoef, 0.0, false},
+		{"aggregation (Alg. 1 line 27)", p.Loss.Mode, ppo.TokenMean, false},
+		{"ε", p.Loss.ClipLow, 0.2, true},
+		{"β_g (§5.3)", p.Turn.BetaG, 0.5, false},
+		{"β_w (§5.3)", p.Turn.BetaW, 0.5, false},
+		{"format reward (Tables 16–20)", p.Turn.Format, 0.5, false},
+		{"success reward (§2.3)", p.SuccessReward, 10.0, false},
+		{"step penalty (§2.3)", p.StepPenalty, -0.1, false},
+		{"box reward (§2.3)", p.BoxReward, 1.0, false},
+		{"style (§5.3)", p.Style, "grounding_worldmodeling", false},
+		{"F1 threshold (D.1.2)", p.Repetition.Threshold, 0.7, false},
+		{"repetition penalty (D.1.2)", p.Repetition.Penalty, 0.1, false},
+		{"heap size", p.Repetition.TopK, 10, true},
+		{"actor lr (Table 22)", p.ActorLR, 1e-6, false},
+		{"critic lr (Table 22)", p.CriticLR, 1e-5, false},
+		{"train batch (Table 22)", p.TrainBatch, 128, false},
+		{"mini-batch (Table 22)", p.MiniBatch, 32, false},
+		{"temperature (Table 22)", p.Temperature, 0.7, false},
+		{"top-p (Table 22)", p.TopP, 0.95, false},
+	})
+	if err := p.GAE.Validate(); err != nil {
+		t.Error(err)
+	}
+	if p.Turn != rewards.VAGENTurnConfig() {
+		t.Errorf("Turn %+v differs from rewards.VAGENTurnConfig", p.Turn)
+	}
+}

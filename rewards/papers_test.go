@@ -1,0 +1,253 @@
+package rewards_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+func TestParseVerdict(t *testing.T) {
+	for reply, want := range map[string]bool{
+		"<think>box0 is above the player, as stated.</think><answer>YES</answer>": true,
+		"<think>the direction is wrong</think><answer>NO</answer>":                false,
+		"<think>x</think><answer> yes. </answer>":                                 true,
+		"<answer>**No**</answer>":                                                 false,
+		"YES":                                                                     true,
+		"<answer>NO</answer> wait <answer>YES</answer>":                           true, // the last block
+	} {
+		got, err := rewards.ParseVerdict(reply)
+		if err != nil || got != want {
+			t.Errorf("ParseVerdict(%q) = %v, %v; want %v", reply, got, err, want)
+		}
+	}
+	for _, reply := range []string{"", "<answer>maybe</answer>", "<answer>YES", "yes, the box is above", "<answer>YESNO</answer>"} {
+		if _, err := rewards.ParseVerdict(reply); !errors.Is(err, rewards.ErrVerdict) {
+			t.Errorf("ParseVerdict(%q) error = %v, want ErrVerdict", reply, err)
+		}
+	}
+}
+
+func TestVerdictJudge(t *testing.T) {
+	reply := "<think>ok</think><answer>YES</answer>"
+	j := rewards.VerdictJudge(func(_ context.Context, req rewards.JudgeRequest) (string, error) { return reply, nil })
+	s, err := rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{Response: "r"}, 0)
+	if err != nil || s != 1 {
+		t.Fatalf("YES: %v, %v", s, err)
+	}
+	reply = "<answer>NO</answer>"
+	if s, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); err != nil || s != 0 {
+		t.Fatalf("NO: %v, %v", s, err)
+	}
+	reply = "I cannot tell"
+	if _, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); !errors.Is(err, rewards.ErrJudge) || !errors.Is(err, rewards.ErrVerdict) {
+		t.Fatalf("no verdict: %v, want ErrJudge and ErrVerdict", err)
+	}
+}
+
+func TestRepetitionTrackerVAGEN(t *testing.T) {
+	cfg := rewards.VAGENRepetitionConfig()
+	if cfg.Threshold != 0.7 || cfg.Penalty != 0.1 {
+		t.Fatalf("VAGEN's Sokoban values are threshold 0.7, penalty −0.1; got %+v", cfg)
+	}
+	tr, err := rewards.NewRepetitionTracker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s = "The box is below the player."
+	// Nothing recorded: nothing is a repeat.
+	if p, rep, err := tr.Penalty(s, 0.1); p != 0 || rep || err != nil {
+		t.Fatalf("empty history: %v, %v, %v", p, rep, err)
+	}
+	tr.Record(s, s, "the target is left")
+	// Repeated and wrong (F1 < 0.7): −0.1. Case and spacing do not matter.
+	if p, rep, _ := tr.Penalty("the box is  below the PLAYER.", 0.5); p != -0.1 || !rep {
+		t.Errorf("repeated and F1 0.5: %v, %v; want −0.1", p, rep)
+	}
+	// Both conditions are needed.
+	if p, rep, _ := tr.Penalty(s, 0.7); p != 0 || !rep {
+		t.Errorf("repeated but F1 0.7: %v, %v; want 0", p, rep)
+	}
+	if p, rep, _ := tr.Penalty("a new sentence", 0); p != 0 || rep {
+		t.Errorf("new sentence: %v, %v; want 0", p, rep)
+	}
+	if _, _, err := tr.Penalty(s, math.NaN()); !errors.Is(err, tensor.ErrRange) {
+		t.Errorf("NaN F1: %v", err)
+	}
+	if top := tr.Top(); len(top) != 2 || top[0] != (rewards.SentenceCount{Sentence: "the box is below the player.", Count: 2}) {
+		t.Errorf("Top = %v", top)
+	}
+}
+
+func TestRepetitionTrackerTopKAndBound(t *testing.T) {
+	cfg := rewards.VAGENRepetitionConfig()
+	cfg.TopK, cfg.MaxSentences = 2, 8
+	tr, err := rewards.NewRepetitionTracker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Record("a", "a", "a", "b", "b", "c")
+	if _, rep, _ := tr.Penalty("c", 0); rep {
+		t.Error("c is third most frequent, outside a top 2")
+	}
+	tr.Record("c", "c", "c")
+	if _, rep, _ := tr.Penalty("c", 0); !rep {
+		t.Error("c (4) is now the most frequent")
+	}
+	if _, rep, _ := tr.Penalty("b", 0); rep {
+		t.Error("b (2) fell out of the top 2")
+	}
+	for i := range 20 {
+		tr.Record(strings.Repeat("x", i+1))
+	}
+	if n := tr.Len(); n > cfg.MaxSentences {
+		t.Errorf("%d sentences remembered, bound %d", n, cfg.MaxSentences)
+	}
+	if _, rep, _ := tr.Penalty("c", 0); !rep {
+		t.Error("forgetting dropped a frequent sentence")
+	}
+	if _, err := rewards.NewRepetitionTracker(rewards.RepetitionConfig{}); !errors.Is(err, tensor.ErrRange) {
+		t.Errorf("zero config: %v, want ErrRange", err)
+	}
+}
+
+func TestRepetitionTrackerSnapshot(t *testing.T) {
+	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
+	tr.Record("go down", "go down", "push left", strings.Repeat("long ", 400))
+	var buf bytes.Buffer
+	if err := tr.Snapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := rewards.RestoreRepetitionTracker(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Config() != tr.Config() || back.Len() != tr.Len() {
+		t.Fatalf("restored %+v (%d), want %+v (%d)", back.Config(), back.Len(), tr.Config(), tr.Len())
+	}
+	a, b := tr.Top(), back.Top()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("Top after restore = %v, want %v", b, a)
+		}
+	}
+	for _, bad := range []string{
+		`{"format": "other"}`,
+		`{"format": "rlpost.repetition/1", "config": {"TopK": 0}}`,
+		`{"format": "rlpost.repetition/1", "config": {"TopK": 1, "Threshold": 0.7, "Penalty": 0.1, "MaxSentences": 4}, "counts": [{"sentence": "a", "count": 0}]}`,
+		`{"format": "rlpost.repetition/1", "config": {"TopK": 1, "Threshold": 0.7, "Penalty": 0.1, "MaxSentences": 4}, "counts": [{"sentence": "A", "count": 1}]}`,
+		`{"format": "rlpost.repetition/1", "config": {"TopK": 1, "Threshold": 0.7, "Penalty": 0.1, "MaxSentences": 4}, "counts": [{"sentence": "a", "count": 1}, {"sentence": "a", "count": 2}]}`,
+		`not json`,
+	} {
+		if _, err := rewards.RestoreRepetitionTracker(strings.NewReader(bad)); !errors.Is(err, rewards.ErrRepetitionSnapshot) {
+			t.Errorf("restore %s: %v, want ErrRepetitionSnapshot", bad, err)
+		}
+	}
+}
+
+// Scoring a batch concurrently and recording it afterwards gives the same
+// penalties whatever the scheduling (run with -race).
+func TestRepetitionTrackerConcurrent(t *testing.T) {
+	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
+	tr.Record("same", "same")
+	var wg sync.WaitGroup
+	pen := make([]float64, 64)
+	for i := range pen {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pen[i], _, _ = tr.Penalty("same", 0.2)
+			if i%8 == 0 {
+				var buf bytes.Buffer
+				_ = tr.Snapshot(&buf)
+			}
+		}()
+	}
+	wg.Wait()
+	tr.Record(slices64("same")...)
+	for i, p := range pen {
+		if p != -0.1 {
+			t.Fatalf("penalty %d = %v", i, p)
+		}
+	}
+}
+
+func slices64(s string) []string {
+	out := make([]string, 64)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestScoreStructured(t *testing.T) {
+	truth := `{"player": "row 2", "box0": ["above player", "left of target0"]}`
+	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
+	const sentence = "The box is above the player."
+	s, err := rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["above player"]}`, truth)
+	if err != nil || math.Abs(s.F1-0.8) > 1e-12 || s.Penalty != 0 || s.Reward != s.F1 {
+		t.Fatalf("first time: %+v, %v", s, err)
+	}
+	tr.Record(sentence)
+	// The same sentence again with F1 = 0.5 < 0.7: −0.1.
+	s, err = rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["below player"]}`, truth)
+	if err != nil || math.Abs(s.F1-0.4) > 1e-12 || !s.Repeated || s.Penalty != -0.1 || math.Abs(s.Reward-0.3) > 1e-12 {
+		t.Fatalf("repeated and wrong: %+v, %v", s, err)
+	}
+	if s, err := rewards.ScoreStructured(nil, sentence, "garbage", truth); err != nil || s.F1 != 0 || s.Reward != 0 {
+		t.Errorf("unparseable dictionary: %+v, %v; want F1 0", s, err)
+	}
+	if _, err := rewards.ScoreStructured(nil, sentence, "{}", "garbage"); !errors.Is(err, verifiers.ErrSyntax) {
+		t.Errorf("bad truth: %v, want ErrSyntax", err)
+	}
+}
+
+func TestFixedIoU(t *testing.T) {
+	d, err := rewards.NewFixedIoU(rewards.DefaultFixedIoUThreshold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Record("coco", 0.9, 0.5, 0.2); err != nil {
+		t.Fatal(err)
+	}
+	// IoU([0,0,10,5], [0,0,10,10]) = 0.5: a hit at IoU@50.
+	if err := d.RecordBox("refcoco", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordBox("refcoco", "no box", "[0,0,10,10]"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Record("coco", 1.5); !errors.Is(err, tensor.ErrRange) {
+		t.Errorf("IoU 1.5: %v", err)
+	}
+	if err := d.RecordBox("x", "[0,0,1,1]", "nothing"); !errors.Is(err, verifiers.ErrSyntax) {
+		t.Errorf("bad reference: %v", err)
+	}
+	st := d.Flush()
+	want := []rewards.FixedIoUStats{{"coco", 3, 2.0 / 3, 1.6 / 3}, {"refcoco", 2, 0.5, 0.25}}
+	if len(st) != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	for i := range want {
+		a, b := st[i], want[i]
+		if a.Source != b.Source || a.Count != b.Count || math.Abs(a.HitRate-b.HitRate) > 1e-12 || math.Abs(a.MeanIoU-b.MeanIoU) > 1e-12 {
+			t.Errorf("stats[%d] = %+v, want %+v", i, a, b)
+		}
+	}
+	if m := rewards.FixedIoUMetrics("train", st); m["train/coco/fixed_iou_hit_rate"] != 2.0/3 {
+		t.Errorf("metrics %v", m)
+	}
+	if len(d.Snapshot()) != 0 {
+		t.Error("Flush did not reset")
+	}
+	if _, err := rewards.NewFixedIoU(0); !errors.Is(err, tensor.ErrRange) {
+		t.Errorf("threshold 0: %v", err)
+	}
+}

@@ -1,0 +1,357 @@
+"""Writes testdata/golden/<op>.jsonl: request/expected pairs for every
+`rlpost conform` op, the expected side computed by reference.py.
+
+    python3 testdata/gen/generate.py            # rewrite testdata/golden/
+    python3 testdata/gen/generate.py -check     # exit 1 if the files differ
+
+Inputs come from Python's own seeded generator (random.Random), rounded to
+six decimals, so the requests are the same on every machine; the expected
+values are torch float64 on one CPU thread. The committed files were written
+with torch 1.13 (Debian bookworm's python3-torch) and Python 3.11.
+
+Every op gets random cases over its whole configuration space plus the edge
+shapes a trainer meets: one sequence (B = 1), one token (T = 1), rows with no
+valid token, masks with holes (multi-turn: prompt, response, observation,
+response), size-1 groups, groups of identical rewards, log-ratios beyond the
+clamp, and behaviour weights above the cap.
+"""
+
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden")
+
+
+def num(x):
+    return round(x, 6)
+
+
+class Gen:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def u(self, lo, hi):
+        return num(self.r.uniform(lo, hi))
+
+    def mat(self, B, T, lo, hi):
+        return [[self.u(lo, hi) for _ in range(T)] for _ in range(B)]
+
+    def mask(self, B, T, kind):
+        """kind: full, prefix (ragged right padding), holes (multi-turn),
+        empty_row (one row all 0), random."""
+        if kind == "empty_row":
+            m = self.mask(B, T, "prefix")
+            m[self.r.randrange(B)] = [0] * T
+            return m
+        m = []
+        for b in range(B):
+            if kind == "full":
+                row = [1] * T
+            elif kind == "prefix":
+                n = self.r.randint(1, T)
+                row = [1] * n + [0] * (T - n)
+            elif kind == "holes":
+                row = [0] * T
+                t = self.r.randint(0, max(0, T // 4))  # prompt
+                while t < T:
+                    n = self.r.randint(1, max(1, T // 3))  # a response turn
+                    for k in range(t, min(T, t + n)):
+                        row[k] = 1
+                    t += n + self.r.randint(1, max(1, T // 4))  # an observation
+                if not any(row):
+                    row[self.r.randrange(T)] = 1
+            elif kind == "random":
+                row = [1 if self.r.random() < 0.6 else 0 for _ in range(T)]
+            else:
+                raise ValueError(kind)
+            m.append(row)
+        if kind != "full" and B > 1 and self.r.random() < 0.25:
+            m[self.r.randrange(B)] = [0] * T
+        return m
+
+    def pick(self, xs):
+        return xs[self.r.randrange(len(xs))]
+
+    def shape(self):
+        B = self.pick([1, 1, 2, 3, 4, 5])
+        T = self.pick([1, 2, 3, 5, 8, 13])
+        return B, T
+
+
+AGGS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"]
+
+
+def policy_cases(g):
+    cases = []
+    for k in range(140):
+        B, T = g.shape()
+        kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else g.pick(["full", "empty_row"])
+        if kind == "empty_row" and B == 1:
+            kind = "full"
+        mask = g.mask(B, T, kind)
+        logp = g.mat(B, T, -4, 0)
+        spread = g.pick([0.1, 0.3, 0.6, 1.0])
+        old = [[num(x + g.u(-spread, spread)) for x in row] for row in logp]
+        req = {"op": "policy_loss", "logp": logp, "old_logp": old, "mask": mask,
+               "advantages": g.mat(B, T, -2, 2)}
+        cfg = {}
+        cfg["clip_low"] = g.pick([0.2, 0.1, 0.3])
+        cfg["clip_high"] = g.pick([0.2, 0.28, 0.4])
+        if g.r.random() < 0.4:
+            cfg["dual_clip"] = g.pick([1.5, 3.0, 10.0])
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        if cfg["agg"] == "seq-mean-token-sum-norm" and g.r.random() < 0.5:
+            cfg["agg_norm"] = float(g.pick([T, 2 * T, 16]))
+        if cfg["agg"] == "token-mean" and g.r.random() < 0.3:
+            cfg["token_count"] = float(sum(map(sum, mask)) + g.r.randint(0, 10))
+        if g.r.random() < 0.25:
+            cfg["ratio_level"] = "sequence"
+        if g.r.random() < 0.45:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in logp]
+            cfg["kl_coef"] = g.pick([0.001, 0.04, 0.1])
+            cfg["kl_estimator"] = g.pick(["k1", "k2", "k3"])
+            if cfg["kl_estimator"] == "k3" and g.r.random() < 0.4:
+                cfg["kl_clamp"] = g.pick([0.05, 10.0])
+                if cfg["kl_clamp"] == 0.05:  # make it bind somewhere
+                    req["ref_logp"] = [[num(x + g.u(-1.5, 1.5)) for x in row] for row in logp]
+        if g.r.random() < 0.3:
+            req["prox_logp"] = [[num(x + g.u(-2, 2)) for x in row] for row in old]
+            cfg["behave_cap"] = g.pick([5.0, 2.0, 1.2, 0.0])
+            cfg["behave_cap_mode"] = g.pick(["truncate", "mask"])
+        if g.r.random() < 0.3:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if g.r.random() < 0.15:
+            # Log-ratios beyond the clamp: a tight clamp, or one outlier
+            # token 25 nats away from its old log-probability.
+            if g.r.random() < 0.5:
+                cfg["logratio_clamp"] = g.pick([0.05, 0.2])
+            else:
+                b, t = g.r.randrange(B), g.r.randrange(T)
+                mask[b][t] = 1
+                old[b][t] = num(logp[b][t] + g.pick([-25.0, 25.0]))
+        if g.r.random() < 0.1:
+            cfg["logratio_clamp"] = 0.0
+        req["config"] = cfg
+        cases.append(req)
+    return cases
+
+
+def value_cases(g):
+    cases = []
+    for k in range(36):
+        B, T = g.shape()
+        kind = g.pick(["full", "prefix", "holes", "empty_row"]) if T > 1 else "full"
+        if kind == "empty_row" and B == 1:
+            kind = "prefix"
+        values = g.mat(B, T, -1, 2)
+        req = {"op": "value_loss", "values": values,
+               "returns": [[num(v + g.u(-1.5, 1.5)) for v in row] for row in values],
+               "mask": g.mask(B, T, kind)}
+        req["config"] = {"clip": g.pick([0.5, 0.2, 0.0]), "agg": AGGS[k % len(AGGS)]}
+        if k % 4 != 3:
+            req["old_values"] = [[num(v + g.u(-1, 1)) for v in row] for row in values]
+        else:
+            req["config"]["clip"] = 0.0  # no old values: the unclipped loss
+        cases.append(req)
+    return cases
+
+
+def group_cases(g):
+    cases = []
+    for k in range(60):
+        size = g.pick([1, 2, 3, 4, 8, 16])
+        groups = g.pick([1, 2, 3, 5])
+        kind = g.pick(["binary", "continuous", "mixed"])
+        rewards = []
+        for _ in range(groups):
+            roll = g.r.random()
+            for _ in range(size):
+                if roll < 0.2:
+                    rewards.append(rewards[-1] if rewards and len(rewards) % size else g.pick([0.0, 1.0, 0.5]))
+                elif kind == "binary":
+                    rewards.append(float(g.r.randint(0, 1)))
+                elif kind == "continuous":
+                    rewards.append(g.u(-2, 3))
+                else:
+                    rewards.append(g.pick([0.0, 1.0, g.u(0, 1)]))
+        req = {"op": "group_advantages", "rewards": rewards}
+        if k % 3 == 2:
+            ids = [i // size for i in range(len(rewards))]
+            g.r.shuffle(ids)
+            req["group_ids"] = [100 + 7 * i for i in ids]
+        else:
+            req["group_size"] = size
+        req["config"] = {"estimator": g.pick(["grpo", "grpo", "rloo"]),
+                         "scale": g.pick(["group", "group", "batch", "none"]),
+                         "std": g.pick(["unbiased", "population"]),
+                         "eps": g.pick([1e-6, 1e-4, 0.0])}
+        if req["config"]["estimator"] == "rloo" and size == 1:
+            req["config"]["estimator"] = "grpo"
+        if req["config"]["eps"] == 0.0 and req["config"]["scale"] == "batch" and len(set(rewards)) == 1:
+            req["config"]["eps"] = 1e-6
+        cases.append(req)
+    return cases
+
+
+def gae_cases(g):
+    cases = []
+    for k in range(44):
+        B, T = g.shape()
+        kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else "full"
+        if kind == "empty_row" and B == 1:
+            kind = "holes"
+        req = {"op": "gae", "rewards": g.mat(B, T, -1, 1), "values": g.mat(B, T, -1, 1),
+               "mask": g.mask(B, T, kind),
+               "config": {"gamma": g.pick([1.0, 0.99, 0.9]), "lam": g.pick([1.0, 0.95, 0.5]),
+                          "whiten": k % 3 == 0}}
+        cases.append(req)
+    return cases
+
+
+def bilevel_cases(g):
+    # The worked row of docs/spec.md#bi-level-gae first.
+    cases = [{"op": "bilevel_gae",
+              "rewards": [[0, -0.01, 0, 0.5, 0, 0, 0, 1]],
+              "values": [[0.1, 0.2, 0.3, 0.4, 0, 0, 0.6, 0.7]],
+              "mask": [[0, 1, 1, 1, 0, 0, 1, 1]],
+              "turn_end": [[0, 0, 0, 1, 0, 0, 0, 1]],
+              "config": {"gamma_token": 1.0, "lam_token": 1.0, "gamma_turn": 0.95, "lam_turn": 1.0}}]
+    for k in range(43):
+        B, T = g.shape()
+        kind = g.pick(["full", "prefix", "holes", "holes", "empty_row"]) if T > 1 else "full"
+        if kind == "empty_row" and B == 1:
+            kind = "holes"
+        mask = g.mask(B, T, kind)
+        end = [[0] * T for _ in range(B)]
+        for b in range(B):
+            # Each run of valid tokens is a turn ending at its last token;
+            # sometimes two turns share a run (an end inside it).
+            for t in range(T):
+                if mask[b][t] and (t == T - 1 or not mask[b][t + 1]):
+                    end[b][t] = 1
+                elif mask[b][t] and g.r.random() < 0.15:
+                    end[b][t] = 1
+        rewards = [[0.0] * T for _ in range(B)]
+        for b in range(B):
+            for t in range(T):
+                if end[b][t]:
+                    rewards[b][t] = g.u(-1, 1)
+                elif mask[b][t] and g.r.random() < 0.3:
+                    rewards[b][t] = g.u(-0.05, 0.05)  # per-token KL penalties
+        cfg = {"gamma_token": g.pick([1.0, 0.99]), "lam_token": g.pick([1.0, 0.95]),
+               "gamma_turn": g.pick([0.95, 0.99, 0.9]), "lam_turn": g.pick([1.0, 0.9]),
+               "whiten": k % 4 == 0}
+        cases.append({"op": "bilevel_gae", "rewards": rewards, "values": g.mat(B, T, -1, 1),
+                      "mask": mask, "turn_end": end, "config": cfg})
+    return cases
+
+
+def tas_cases(g):
+    cases = []
+    for k in range(36):
+        B, T = g.shape()
+        kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else "full"
+        if kind == "empty_row" and B == 1:
+            kind = "holes"
+        cases.append({"op": "tas_weights", "mask": g.mask(B, T, kind),
+                      "config": {"lambda": g.pick([0.3, 0.0, 0.5, 1.0]),
+                                 "shape": ["parabolic", "uniform", "inverse"][k % 3]}})
+    return cases
+
+
+def offpolicy_cases(g):
+    cases = []
+    for k in range(30):
+        n = g.pick([1, 2, 3, 4, 8, 16])
+        if k % 5 == 4:
+            rewards = [g.pick([0.0, 1.0])] * n  # no spread: left unscaled
+        else:
+            rewards = [g.pick([0.0, 1.0, g.u(-1, 2)]) for _ in range(n)]
+        cases.append({"op": "offpolicy_advantages", "rewards": rewards,
+                      "baselines": [g.u(0, 1) for _ in range(n)],
+                      "config": {"eps": g.pick([1e-6, 1e-4, 0.01])}})
+    return cases
+
+
+def appo_cases(g):
+    cases = []
+    for k in range(30):
+        G = g.pick([1, 2, 3, 4])
+        F = g.pick([1, 2, 3, 5, 6])
+        V = g.pick([2, 3, 5])
+        lengths = [g.pick([0, 1, 2, 3, 5]) if k % 6 == 5 else g.pick([1, 2, 3, 5]) for _ in range(G)]
+        attention, dists = [], []
+        for i in range(G):
+            if k % 10 == 9:  # ties everywhere: every top-k breaks them by index
+                attention.append([[0.25] * F for _ in range(lengths[i])])
+            else:
+                attention.append([[g.u(0, 1) for _ in range(F)] for _ in range(lengths[i])])
+            rows = []
+            for _ in range(lengths[i]):
+                w = [g.r.random() + (0 if g.r.random() < 0.2 else 0.05) for _ in range(V)]
+                if g.r.random() < 0.2:
+                    w[g.r.randrange(V)] = 0.0  # a zero probability: 0·log 0 = 0
+                s = sum(w) or 1.0
+                p = [num(x / s) for x in w]
+                p[-1] = num(1.0 - sum(p[:-1]))
+                if p[-1] < 0:
+                    p[-1] = 0.0
+                rows.append(p)
+            dists.append(rows)
+        rewards = [g.pick([0.0, 1.0, g.u(0, 1)]) for _ in range(G)]
+        cfg = {"tau": 0.5, "k1": g.pick([1, 2, 15]), "k2": g.pick([1, 2, 3, 5]),
+               "k3": g.pick([1, 2, 64]), "alpha": g.pick([1.7, 1.0, 0.5]),
+               "strategy": ["soft", "hard", "all"][k % 3]}
+        cases.append({"op": "appo_weights", "rewards": rewards, "attention": attention,
+                      "distributions": dists, "config": cfg})
+    return cases
+
+
+SUITES = {
+    "policy_loss": (policy_cases, 1),
+    "value_loss": (value_cases, 2),
+    "group_advantages": (group_cases, 3),
+    "gae": (gae_cases, 4),
+    "bilevel_gae": (bilevel_cases, 5),
+    "tas_weights": (tas_cases, 6),
+    "offpolicy_advantages": (offpolicy_cases, 7),
+    "appo_weights": (appo_cases, 8),
+}
+
+
+def render(op):
+    make, seed = SUITES[op]
+    lines = []
+    for req in make(Gen(seed)):
+        lines.append(json.dumps({"request": req, "expected": reference.expected(req)}))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    check = "-check" in argv
+    differ = []
+    os.makedirs(OUT, exist_ok=True)
+    for op in SUITES:
+        text = render(op)
+        path = os.path.join(OUT, op + ".jsonl")
+        if check:
+            with open(path) as f:
+                if f.read() != text:
+                    differ.append(path)
+            continue
+        with open(path, "w") as f:
+            f.write(text)
+        print("%s: %d cases" % (os.path.relpath(path), text.count("\n")))
+    if differ:
+        print("differ from what reference.py computes: " + ", ".join(differ))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,416 @@
+"""Independent reference for every `rlpost conform` op.
+
+Each function takes a request as `rlpost conform` reads it (docs/conformance.md)
+and returns the expected response. The losses are written as plain torch
+float64 expressions of their inputs and differentiated by autograd: no
+gradient in this file is derived by hand, so the Go package's analytic
+gradients are checked against something that cannot share their mistakes.
+The advantage estimators and weights have no gradient; they are direct loops
+over the definitions in docs/spec.md. APPO is plain Python (no torch), since
+no official code exists and the point is an independent reading of the text.
+
+Only the standard library and torch are used. Python floats are float64.
+"""
+
+import math
+
+import torch
+
+torch.set_default_dtype(torch.float64)
+torch.set_num_threads(1)
+
+
+def _t(rows):
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+# ---------------------------------------------------------------- aggregation
+
+
+def _row_coef(mask, mode, norm, token_count, seq_count=0.0):
+    """Weight of one valid token of each row in the aggregate, so that
+    agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
+    lengths = mask.sum(dim=1)
+    seqs = float((lengths > 0).sum())
+    bprime = seq_count if seq_count > 0 else seqs
+    total = float(lengths.sum())
+    T = mask.shape[1]
+    coef = torch.zeros(mask.shape[0])
+    for b in range(mask.shape[0]):
+        n = float(lengths[b])
+        if n == 0:
+            continue
+        if mode == "token-mean":
+            denom = token_count if token_count > 0 else total
+            coef[b] = 1.0 / denom
+        elif mode == "seq-mean-token-mean":
+            coef[b] = 1.0 / (bprime * n)
+        elif mode == "seq-mean-token-sum":
+            coef[b] = 1.0 / bprime
+        elif mode == "seq-mean-token-sum-norm":
+            c = norm if norm > 0 else float(T)
+            coef[b] = 1.0 / (bprime * c)
+        elif mode == "token-sum":
+            coef[b] = 1.0
+        else:
+            raise ValueError("unknown agg " + mode)
+    return coef
+
+
+def _aggregate(per_token, mask, coef):
+    return (per_token * mask * coef[:, None]).sum()
+
+
+# ---------------------------------------------------------------- policy loss
+
+POLICY_DEFAULTS = {
+    "clip_low": 0.2, "clip_high": 0.2, "dual_clip": 0.0, "logratio_clamp": 20.0,
+    "ratio_level": "token", "agg": "token-mean", "agg_norm": 0.0, "token_count": 0.0,
+    "kl_coef": 0.0, "kl_estimator": "k3", "kl_clamp": 0.0,
+    "behave_cap": 5.0, "behave_cap_mode": "truncate",
+}
+
+
+def _clamp(x, c):
+    """torch.clamp to [-c, c] when c > 0: inclusive, no gradient outside."""
+    if c > 0:
+        return torch.clamp(x, -c, c)
+    return x
+
+
+def _surrogate(ratio, adv, cfg):
+    lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
+    loss = torch.maximum(-adv * ratio, -adv * torch.clamp(ratio, lo, hi))
+    if cfg["dual_clip"] > 0:
+        loss = torch.where(adv < 0, torch.minimum(loss, -cfg["dual_clip"] * adv), loss)
+    return loss
+
+
+def _kl(logp, ref, cfg):
+    x = logp - ref
+    est = cfg["kl_estimator"]
+    if est == "k1":
+        return x
+    if est == "k2":
+        return 0.5 * x * x
+    if est == "k3":
+        return _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+    raise ValueError("unknown kl_estimator " + est)
+
+
+def _behave_weight(prox, old, cfg):
+    """Decoupled PPO's behaviour weight exp(prox - old), a constant."""
+    w = torch.exp(prox - old)
+    cap = cfg["behave_cap"]
+    out = torch.where(torch.isfinite(w), w, torch.zeros_like(w))
+    if cap > 0:
+        over = w > cap
+        to = cap if cfg["behave_cap_mode"] == "truncate" else 0.0
+        out = torch.where(over, torch.full_like(w, to), out)
+    return out
+
+
+def policy_loss(req):
+    cfg = dict(POLICY_DEFAULTS)
+    cfg.update(req.get("config", {}))
+    mask = _t(req["mask"])
+    logp = _t(req["logp"]).requires_grad_(True)
+    old = _t(req["old_logp"])
+    adv = _t(req["advantages"])
+    # Padding is never read: zero it so that nothing non-finite reaches autograd.
+    keep = mask > 0
+    lp = torch.where(keep, logp, torch.zeros_like(logp))
+    old = torch.where(keep, old, torch.zeros_like(old))
+    adv = torch.where(keep, adv, torch.zeros_like(adv))
+    base = old
+    weight = torch.ones_like(old)
+    if "prox_logp" in req:
+        prox = torch.where(keep, _t(req["prox_logp"]), torch.zeros_like(old))
+        weight = _behave_weight(prox, old, cfg)
+        base = prox
+    if "token_weights" in req:
+        weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"])
+    delta = lp - base
+    if cfg["ratio_level"] == "token":
+        ratio = torch.exp(_clamp(delta, cfg["logratio_clamp"]))
+    elif cfg["ratio_level"] == "sequence":
+        lengths = mask.sum(dim=1)
+        mean = (delta * mask).sum(dim=1) / torch.clamp(lengths, min=1.0)
+        ratio = torch.exp(_clamp(mean, cfg["logratio_clamp"]))[:, None].expand_as(delta)
+    else:
+        raise ValueError("unknown ratio_level " + cfg["ratio_level"])
+    loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
+    if cfg["kl_coef"] != 0:
+        ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
+        loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
+    loss.backward()
+    grad = logp.grad * mask
+    return {"loss": loss.item(), "grad": _rows(grad)}
+
+
+# ---------------------------------------------------------------- value loss
+
+
+def value_loss(req):
+    cfg = {"clip": 0.5, "agg": "token-mean"}
+    cfg.update(req.get("config", {}))
+    mask = _t(req["mask"])
+    values = _t(req["values"]).requires_grad_(True)
+    ret = _t(req["returns"])
+    keep = mask > 0
+    v = torch.where(keep, values, torch.zeros_like(ret))
+    ret = torch.where(keep, ret, torch.zeros_like(ret))
+    per = (v - ret) ** 2
+    if cfg["clip"] > 0 and "old_values" in req:
+        old = torch.where(keep, _t(req["old_values"]), torch.zeros_like(ret))
+        clipped = old + torch.clamp(v - old, -cfg["clip"], cfg["clip"])
+        per = torch.maximum(per, (clipped - ret) ** 2)
+    coef = _row_coef(mask, cfg["agg"], 0.0, 0.0)
+    loss = 0.5 * _aggregate(per, mask, coef)
+    loss.backward()
+    return {"loss": loss.item(), "grad": _rows(values.grad * mask)}
+
+
+# ---------------------------------------------------------------- group advantages
+
+
+def _std(xs, unbiased):
+    n = len(xs)
+    div = n - 1 if unbiased else n
+    if div <= 0:
+        return 0.0
+    m = sum(xs) / n
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / div)
+
+
+def group_advantages(req):
+    cfg = {"estimator": "grpo", "scale": "group", "std": "unbiased", "eps": 1e-6}
+    cfg.update(req.get("config", {}))
+    rewards = [float(r) for r in req["rewards"]]
+    n = len(rewards)
+    if "group_ids" in req:
+        groups = {}
+        for i, g in enumerate(req["group_ids"]):
+            groups.setdefault(g, []).append(i)
+        members = [groups[g] for g in sorted(groups)]
+    else:
+        size = req["group_size"]
+        members = [list(range(k, k + size)) for k in range(0, n, size)]
+    unbiased = cfg["std"] == "unbiased"
+    batch_std = _std(rewards, unbiased)
+    out = [0.0] * n
+    for idx in members:
+        rs = torch.tensor([rewards[i] for i in idx])
+        if len(idx) == 1 or bool((rs == rs[0]).all()):
+            continue  # a size-1 group and a group of equal rewards: A = 0
+        mean = rs.mean()
+        if cfg["estimator"] == "grpo":
+            centred = rs - mean
+        elif cfg["estimator"] == "rloo":
+            centred = rs - (rs.sum() - rs) / (len(idx) - 1)
+        else:
+            raise ValueError("unknown estimator " + cfg["estimator"])
+        if cfg["scale"] == "group":
+            a = centred / (rs.std(unbiased=unbiased) + cfg["eps"])
+        elif cfg["scale"] == "batch":
+            a = centred / (batch_std + cfg["eps"])
+        elif cfg["scale"] == "none":
+            a = centred
+        else:
+            raise ValueError("unknown scale " + cfg["scale"])
+        for k, i in enumerate(idx):
+            out[i] = a[k].item()
+    return {"advantages": out}
+
+
+# ---------------------------------------------------------------- GAE
+
+
+def _whiten(adv, mask):
+    vals = [adv[b][t] for b in range(len(adv)) for t in range(len(adv[b])) if mask[b][t]]
+    n = len(vals)
+    if n == 0:
+        return adv
+    x = torch.tensor(vals)
+    mean = x.mean()
+    var = x.var(unbiased=True) if n > 1 else torch.tensor(0.0)
+    scale = 1.0 / torch.sqrt(var + 1e-8)
+    return [[((adv[b][t] - mean) * scale).item() if mask[b][t] else 0.0
+             for t in range(len(adv[b]))] for b in range(len(adv))]
+
+
+def gae(req):
+    cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False}
+    cfg.update(req.get("config", {}))
+    g, lam = cfg["gamma"], cfg["lam"]
+    r, v, m = req["rewards"], req["values"], req["mask"]
+    adv = [[0.0] * len(row) for row in m]
+    ret = [[0.0] * len(row) for row in m]
+    for b in range(len(m)):
+        nv, na = 0.0, 0.0  # value and advantage of the next valid token
+        for t in reversed(range(len(m[b]))):
+            if not m[b][t]:
+                continue
+            delta = r[b][t] + g * nv - v[b][t]
+            a = delta + g * lam * na
+            adv[b][t], ret[b][t] = a, a + v[b][t]
+            nv, na = v[b][t], a
+    if cfg["whiten"]:
+        adv = _whiten(adv, m)
+    return {"advantages": adv, "returns": ret}
+
+
+def bilevel_gae(req):
+    cfg = {"gamma_token": 1.0, "lam_token": 1.0, "gamma_turn": 0.95, "lam_turn": 1.0, "whiten": False}
+    cfg.update(req.get("config", {}))
+    r, v, m, e = req["rewards"], req["values"], req["mask"], req["turn_end"]
+    adv = [[0.0] * len(row) for row in m]
+    ret = [[0.0] * len(row) for row in m]
+    for b in range(len(m)):
+        ends = [t for t in range(len(m[b])) if m[b][t] and e[b][t]]
+        # Turn level: backwards over the turn ends.
+        turn_adv = {}
+        nv, na = 0.0, 0.0
+        for t in reversed(ends):
+            delta = r[b][t] + cfg["gamma_turn"] * nv - v[b][t]
+            a = delta + cfg["gamma_turn"] * cfg["lam_turn"] * na
+            turn_adv[t] = a
+            nv, na = v[b][t], a
+        # Token level: backwards; a turn end restarts the recursion.
+        nv, na = 0.0, 0.0
+        for t in reversed(range(len(m[b]))):
+            if not m[b][t]:
+                continue
+            if t in turn_adv:
+                a = turn_adv[t]
+            else:
+                delta = r[b][t] + cfg["gamma_token"] * nv - v[b][t]
+                a = delta + cfg["gamma_token"] * cfg["lam_token"] * na
+            adv[b][t], ret[b][t] = a, a + v[b][t]
+            nv, na = v[b][t], a
+    if cfg["whiten"]:
+        adv = _whiten(adv, m)
+    return {"advantages": adv, "returns": ret}
+
+
+# ---------------------------------------------------------------- TAS
+
+
+def tas_weights(req):
+    cfg = {"lambda": 0.3, "shape": "parabolic"}
+    cfg.update(req.get("config", {}))
+    lam = cfg["lambda"]
+    out = []
+    for row in req["mask"]:
+        pos = [t for t, x in enumerate(row) if x]
+        w = [0.0] * len(row)
+        n = len(pos)
+        for k, t in enumerate(pos):
+            if n <= 1 or cfg["shape"] == "uniform":
+                w[t] = 1.0
+                continue
+            u = (2.0 * k / (n - 1) - 1.0) ** 2
+            if cfg["shape"] == "parabolic":
+                w[t] = 1.0 + lam * u
+            elif cfg["shape"] == "inverse":
+                w[t] = 1.0 + lam * (1.0 - u)
+            else:
+                raise ValueError("unknown shape " + cfg["shape"])
+        out.append(w)
+    return {"weights": out}
+
+
+# ---------------------------------------------------------------- off-policy advantages
+
+
+def offpolicy_advantages(req):
+    eps = req.get("config", {}).get("eps", 1e-6)
+    rewards, base = req["rewards"], req["baselines"]
+    sigma = _std(rewards, True)
+    # With no spread (one experience or equal rewards) the advantage is left
+    # unscaled, R - R̄(q), rather than divided by eps (docs/spec.md#avatar-off-policy-advantage).
+    denom = sigma + eps if sigma > 0 else 1.0
+    return {"advantages": [(r - b) / denom for r, b in zip(rewards, base)]}
+
+
+# ---------------------------------------------------------------- APPO (plain Python)
+
+
+def _top_k(values, k):
+    """Indices of the k largest values, ties to the lower index, in rank order."""
+    order = sorted(range(len(values)), key=lambda i: (-values[i], i))
+    return order[:min(k, len(values))]
+
+
+def _plogq(p, q):
+    return 0.0 if p == 0 else p * math.log(q)
+
+
+def appo_weights(req):
+    cfg = {"tau": 0.5, "k1": 15, "k2": 5, "k3": 64, "alpha": 1.7, "strategy": "soft"}
+    cfg.update(req.get("config", {}))
+    rewards, attn, dists = req["rewards"], req["attention"], req["distributions"]
+    G = len(rewards)
+    nf = next((len(a[0]) for a in attn if a), 0)
+    high, low = set(), set()
+    for i in range(G):
+        if not attn[i]:
+            continue  # a response with no tokens takes part in no step
+        focus = []
+        for f in range(nf):
+            col = [attn[i][j][f] for j in range(len(attn[i]))]
+            top = _top_k(col, cfg["k1"])
+            focus.append(sum(col[j] for j in top) / len(top))
+        chosen = set(_top_k(focus, cfg["k2"]))
+        (high if rewards[i] >= cfg["tau"] else low).update(chosen)
+    s = cfg["strategy"]
+    frames = sorted(high if s == "soft" else high - low if s == "hard" else high | low)
+    acc = [[0.0] * len(a) for a in attn]
+    member = [[0] * len(a) for a in attn]
+    for f in frames:
+        slots = {}  # rank j -> [(i, token)]
+        for i in range(G):
+            col = [attn[i][j][f] for j in range(len(attn[i]))]
+            for rank, tok in enumerate(_top_k(col, cfg["k3"])):
+                slots.setdefault(rank, []).append((i, tok))
+                member[i][tok] += 1
+        d = {}
+        for rank, toks in slots.items():
+            V = len(dists[toks[0][0]][toks[0][1]])
+            mean = [sum(dists[i][t][v] for i, t in toks) / len(toks) for v in range(V)]
+            for i, t in toks:
+                p = dists[i][t]
+                d[(i, t)] = sum(_plogq(p[v], p[v]) - _plogq(p[v], mean[v]) for v in range(V))
+        lo, hi = min(d.values()), max(d.values())
+        spread = hi - lo
+        if not spread > 1e-12 * max(1.0, abs(lo), abs(hi)):
+            continue  # all equal: every normalised value is 0
+        for key, x in d.items():
+            acc[key[0]][key[1]] += (x - lo) / spread
+    weights = [[1.0 + cfg["alpha"] * acc[i][t] / member[i][t] if member[i][t] else 1.0
+                for t in range(len(attn[i]))] for i in range(G)]
+    return {"weights": weights, "frames": frames}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _rows(x):
+    return [[float(v) for v in row] for row in x.detach().tolist()]
+
+
+OPS = {
+    "policy_loss": policy_loss,
+    "value_loss": value_loss,
+    "group_advantages": group_advantages,
+    "gae": gae,
+    "bilevel_gae": bilevel_gae,
+    "tas_weights": tas_weights,
+    "offpolicy_advantages": offpolicy_advantages,
+    "appo_weights": appo_weights,
+}
+
+
+def expected(req):
+    return OPS[req["op"]](req)

@@ -1,0 +1,273 @@
+package verifiers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// Limits of the structured-dictionary parser, on top of MaxInputBytes.
+const (
+	// MaxStructuredFacts bounds the facts of one dictionary.
+	MaxStructuredFacts = 4096
+	// MaxStructuredDepth bounds the nesting of objects and lists.
+	MaxStructuredDepth = 16
+)
+
+// errStructuredLimit reports a dictionary over MaxStructuredFacts or
+// MaxStructuredDepth.
+var errStructuredLimit = errors.New("structured dictionary over its limits")
+
+// StructuredFacts parses a structured dictionary of VAGEN's anti-hacking
+// reward ("VAGEN", Appendix D.1.2: the agent's reasoning converted into "a
+// structured dictionary" that "captures key entities and relations") into
+// its set of facts. s is a JSON object mapping each entity to a value or
+// to a list of relations:
+//
+//	{"player": "row 2 col 1", "box0": ["above player", "left of target0"]}
+//
+// Each scalar value is one fact (entity, value); each item of a list is one
+// fact (entity, item), so the order of a relation list does not matter and
+// repeated items count once. A nested object contributes the facts of its
+// members under the entity path "outer.inner"; a list item that is itself
+// an object or a list is one fact, compared as a whole. Entities and
+// string values compare after case folding and collapsing white space, so
+// "Box0" and "box0 " are one entity; numbers compare by value (1 and 1.0
+// agree); true, false and null are themselves.
+//
+// A text that is not a JSON object is an error wrapping ErrSyntax; one over
+// MaxStructuredFacts facts or MaxStructuredDepth levels of nesting an error
+// wrapping ErrTooLarge.
+func StructuredFacts(s string) (map[string]struct{}, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, tensor.Errorf(ErrSyntax, "dictionary", nil, "not JSON: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, tensor.Errorf(ErrSyntax, "dictionary", nil, "text after the JSON object")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, tensor.Errorf(ErrSyntax, "dictionary", nil, "a JSON %s, want an object of entity → value or relation list", jsonKind(v))
+	}
+	facts := make(map[string]struct{})
+	if err := addFacts(facts, "", obj, 1); err != nil {
+		return nil, tensor.Errorf(ErrTooLarge, "dictionary", nil, "%v", err)
+	}
+	return facts, nil
+}
+
+// addFacts adds the facts of obj, whose entities sit under prefix.
+func addFacts(facts map[string]struct{}, prefix string, obj map[string]any, depth int) error {
+	if depth > MaxStructuredDepth {
+		return fmt.Errorf("%w: nested deeper than %d", errStructuredLimit, MaxStructuredDepth)
+	}
+	for k, v := range obj {
+		entity := normText(k)
+		if prefix != "" {
+			entity = prefix + "." + entity
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if err := addFacts(facts, entity, x, depth+1); err != nil {
+				return err
+			}
+			continue
+		case []any:
+			for _, item := range x {
+				c, err := canonical(item, depth+1)
+				if err != nil {
+					return err
+				}
+				facts[entity+"\x00"+c] = struct{}{}
+			}
+		default:
+			c, err := canonical(x, depth)
+			if err != nil {
+				return err
+			}
+			facts[entity+"\x00"+c] = struct{}{}
+		}
+		if len(facts) > MaxStructuredFacts {
+			return fmt.Errorf("%w: more than %d facts", errStructuredLimit, MaxStructuredFacts)
+		}
+	}
+	return nil
+}
+
+// canonical writes a JSON value in one spelling: normalised strings,
+// numbers by value, object keys sorted.
+func canonical(v any, depth int) (string, error) {
+	if depth > MaxStructuredDepth {
+		return "", fmt.Errorf("%w: nested deeper than %d", errStructuredLimit, MaxStructuredDepth)
+	}
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(normText(x)), nil
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
+			return strconv.FormatFloat(f, 'g', -1, 64), nil
+		}
+		return strings.ToLower(string(x)), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case nil:
+		return "null", nil
+	case []any:
+		var b bytes.Buffer
+		b.WriteByte('[')
+		for i, item := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c, err := canonical(item, depth+1)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(c)
+		}
+		b.WriteByte(']')
+		return b.String(), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c, err := canonical(x[k], depth+1)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(strconv.Quote(normText(k)))
+			b.WriteByte(':')
+			b.WriteString(c)
+		}
+		b.WriteByte('}')
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("unexpected JSON value %T", v)
+}
+
+// normText folds case and collapses white space.
+func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// StructuredF1 returns the F1 score of the facts pred against the facts
+// gold: 2·|P ∩ G|/(|P| + |G|), the harmonic mean of precision |P ∩ G|/|P|
+// and recall |P ∩ G|/|G|. Two empty sets agree (1); one empty set against a
+// non-empty one scores 0.
+func StructuredF1(gold, pred map[string]struct{}) float64 {
+	if len(gold) == 0 && len(pred) == 0 {
+		return 1
+	}
+	small, large := gold, pred
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	hit := 0
+	for f := range small {
+		if _, ok := large[f]; ok {
+			hit++
+		}
+	}
+	return 2 * float64(hit) / float64(len(gold)+len(pred))
+}
+
+// structuredCandidates are the places a response may hold its dictionary,
+// tried in order: the whole response, the last <answer> block, and the span
+// from the first '{' to the last '}'.
+func structuredCandidates(pred string) []string {
+	c := []string{strings.TrimSpace(pred)}
+	if i := strings.LastIndex(pred, "<answer>"); i >= 0 {
+		rest := pred[i+len("<answer>"):]
+		if j := strings.Index(rest, "</answer>"); j >= 0 {
+			c = append(c, strings.TrimSpace(rest[:j]))
+		}
+	}
+	if i, j := strings.IndexByte(pred, '{'), strings.LastIndexByte(pred, '}'); i >= 0 && j > i {
+		c = append(c, pred[i:j+1])
+	}
+	return c
+}
+
+// StructuredF1Verifier is the "structured_f1" verifier: ref and pred are
+// structured dictionaries (StructuredFacts) and the score is their F1
+// (StructuredF1). The dictionary is read from the whole response, else from
+// its last <answer> block, else from its first '{' to its last '}'; a
+// response with no dictionary scores 0, and so does one over the parser's
+// limits (Parsed then says which). ref must be a dictionary (ErrSyntax
+// otherwise).
+//
+// Parameters: "threshold" (default 0.7, the correctness threshold of VAGEN
+// Appendix D.1.2): Correct means F1 ≥ threshold.
+func StructuredF1Verifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	res, err := structuredF1(ctx, pred, ref, p)
+	if err != nil {
+		return Result{}, fmt.Errorf("verifiers: structured_f1: %w", err)
+	}
+	return res, nil
+}
+
+func structuredF1(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := checkPaperInputs(ctx, pred, ref); err != nil {
+		return Result{}, err
+	}
+	if err := p.Only("threshold"); err != nil {
+		return Result{}, err
+	}
+	threshold, err := p.Float("threshold", 0.7)
+	if err != nil {
+		return Result{}, err
+	}
+	if threshold < 0 || threshold > 1 {
+		return Result{}, paperParamErr("threshold", "%v, want a number in [0, 1]", threshold)
+	}
+	gold, err := StructuredFacts(ref)
+	if err != nil {
+		return Result{}, fmt.Errorf("ref: %w", err)
+	}
+	for _, c := range structuredCandidates(pred) {
+		facts, err := StructuredFacts(c)
+		if errors.Is(err, ErrTooLarge) {
+			return Result{Parsed: "limit: " + err.Error()}, nil
+		}
+		if err != nil {
+			continue
+		}
+		f1 := StructuredF1(gold, facts)
+		return Result{Score: paperUnit(f1), Correct: f1 >= threshold, Parsed: c}, nil
+	}
+	return Result{}, nil
+}

@@ -1,0 +1,102 @@
+package verifiers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ThinkBoxed is the cross-cutting format rule of LLaVA-OneVision-1.5's RL
+// write-up on AReaL ("Format Reward (cross-cutting): requires exactly one
+// <think> block, at least one \boxed{}, and boxed content ≤ 20% of total
+// length"): s holds exactly one <think> and one </think>, the first before
+// the second; at least one \boxed{…} with balanced braces; and the boxed
+// contents, summed over the outermost \boxed{} (the braces' insides),
+// are at most maxRatio of the whole response, both counted in runes.
+// LLaVA-OneVision-1.5 uses maxRatio = 0.2. A \boxed{} may sit inside or
+// outside the <think> block; the write-up does not restrict where. It
+// reports the boxed share it measured (0 when there is none).
+func ThinkBoxed(s string, maxRatio float64) (ok bool, share float64) {
+	if strings.Count(s, "<think>") != 1 || strings.Count(s, "</think>") != 1 ||
+		strings.Index(s, "<think>") > strings.Index(s, "</think>") {
+		return false, 0
+	}
+	boxed, n := boxedRunes(s)
+	if n == 0 {
+		return false, 0
+	}
+	total := utf8.RuneCountInString(s)
+	share = float64(boxed) / float64(total)
+	return share <= maxRatio, share
+}
+
+// boxedRunes returns the runes inside the outermost balanced \boxed{…} of
+// s and how many there are. A \boxed{ whose braces never close ends the
+// scan: everything after it lies inside it. Escaped braces \{ and \} do
+// not nest. It runs in linear time.
+func boxedRunes(s string) (runes, n int) {
+	const open = `\boxed{`
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], open)
+		if j < 0 {
+			break
+		}
+		start := i + j + len(open)
+		depth, k := 1, start
+		for k < len(s) && depth > 0 {
+			switch s[k] {
+			case '\\':
+				k++ // skip the escaped byte
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
+			k++
+		}
+		if depth != 0 || k > len(s) {
+			break // unbalanced: nothing after it closes either
+		}
+		runes += utf8.RuneCountInString(s[start : k-1])
+		n++
+		i = k
+	}
+	return runes, n
+}
+
+// ThinkBoxedFormat is the "think_boxed_format" verifier: score 1 when pred
+// follows LLaVA-OneVision-1.5's format rule (ThinkBoxed), else 0; Parsed
+// is the boxed share of the response. ref is ignored.
+//
+// Parameters: "max_ratio" (default 0.2, the write-up's 20 %), the largest
+// boxed share allowed, in (0, 1].
+func ThinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	res, err := thinkBoxedFormat(ctx, pred, ref, p)
+	if err != nil {
+		return Result{}, fmt.Errorf("verifiers: think_boxed_format: %w", err)
+	}
+	return res, nil
+}
+
+func thinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
+	if err := checkPaperInputs(ctx, pred, ref); err != nil {
+		return Result{}, err
+	}
+	if err := p.Only("max_ratio"); err != nil {
+		return Result{}, err
+	}
+	maxRatio, err := p.Float("max_ratio", 0.2)
+	if err != nil {
+		return Result{}, err
+	}
+	if !(maxRatio > 0 && maxRatio <= 1) {
+		return Result{}, paperParamErr("max_ratio", "%v, want a number in (0, 1]", maxRatio)
+	}
+	ok, share := ThinkBoxed(pred, maxRatio)
+	res := Result{Parsed: fmt.Sprintf("boxed share %.4g", share)}
+	if ok {
+		res.Score, res.Correct = 1, true
+	}
+	return res, nil
+}
