@@ -114,3 +114,27 @@ func TestParseErrorsAreEncodingJSONs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSplitItems: the serial pass over a /verify body of 1000 items
+// of ~1 KB, before the workers start.
+func BenchmarkSplitItems(b *testing.B) {
+	item := `{"verifier": "math", "gold": "\\frac{14}{3}", "pred": "<think>` + strings.Repeat(`We set up the equation and simplify.\n`, 28) + `</think> so $\\boxed{\\frac{14}{3}}$"}`
+	body := []byte(`{"items": [` + strings.TrimSuffix(strings.Repeat(item+", ", 1000), ", ") + `]}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, ok := SplitItems(body); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkParse: one ~1 KB item through the fast path.
+func BenchmarkParse(b *testing.B) {
+	item := []byte(`{"verifier": "math", "gold": "\\frac{14}{3}", "pred": "<think>` + strings.Repeat(`We set up the equation and simplify.\n`, 28) + `</think> so $\\boxed{\\frac{14}{3}}$"}`)
+	b.SetBytes(int64(len(item)))
+	for b.Loop() {
+		if _, err := Parse(item); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
