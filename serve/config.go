@@ -39,7 +39,7 @@ type Config struct {
 	// MaxInflight bounds the body bytes of all requests being decoded or
 	// scored at once (a request without a Content-Length counts as
 	// MaxBody). Requests over it wait for earlier ones to finish, so memory
-	// stays near 4·MaxInflight whatever the clients send. Must be at least
+	// stays near 5·MaxInflight (measured peak RSS) whatever the clients send. Must be at least
 	// MaxBody. Default 4·MaxBody.
 	MaxInflight int64
 	// Verifier is the registry name /openrlhf and /slime use for items
