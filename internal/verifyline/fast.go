@@ -194,49 +194,67 @@ func rawKey(data []byte, i int) (key string, end int, ok bool) {
 	return "", 0, false
 }
 
-// readString decodes the JSON string at data[i].
+// strClass sorts the bytes of a JSON string's text: plain ASCII (0), a
+// byte that ends a run of text (1: '"', '\\' and the control characters,
+// which JSON forbids raw), and bytes of multi-byte UTF-8 (2).
+var strClass = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c == '"' || c == '\\' || c < 0x20:
+			t[c] = 1
+		case c >= 0x80:
+			t[c] = 2
+		}
+	}
+	return t
+}()
+
+// textRun returns the end of the run of text from data[i] to the next '"',
+// '\\' or control character, and whether the run holds non-ASCII bytes.
+func textRun(data []byte, i int) (end int, nonASCII bool) {
+	for ; i < len(data); i++ {
+		switch strClass[data[i]] {
+		case 1:
+			return i, nonASCII
+		case 2:
+			nonASCII = true
+		}
+	}
+	return i, nonASCII
+}
+
+// readString decodes the JSON string at data[i]. Escapes write only whole,
+// valid UTF-8 sequences, so the decoded text is valid UTF-8 exactly when
+// every raw run is: one check of the result covers them all.
 func readString(data []byte, i int) (s string, end int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", 0, false
 	}
-	i++
-	start := i
-	ascii := true
-	for ; i < len(data); i++ {
-		c := data[i]
-		if c == '"' {
-			if !ascii && !utf8.Valid(data[start:i]) {
-				return "", 0, false
-			}
-			return string(data[start:i]), i + 1, true
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return "", 0, false
-		}
-		if c >= 0x80 {
-			ascii = false
-		}
-	}
+	start := i + 1
+	i, nonASCII := textRun(data, start)
 	if i >= len(data) {
 		return "", 0, false
+	}
+	if data[i] == '"' { // no escapes: the common short string
+		if nonASCII && !utf8.Valid(data[start:i]) {
+			return "", 0, false
+		}
+		return string(data[start:i]), i + 1, true
 	}
 	// Escapes: decode into a builder sized for the rest of the input (the
 	// decoded text is never longer than its escaped form), so it neither
 	// grows nor is copied again by String.
-	if !ascii && !utf8.Valid(data[start:i]) {
-		return "", 0, false
-	}
 	var buf strings.Builder
 	buf.Grow(len(data) - start)
 	buf.Write(data[start:i])
 	for i < len(data) {
-		c := data[i]
-		switch {
+		switch c := data[i]; {
 		case c == '"':
-			return buf.String(), i + 1, true
+			out := buf.String()
+			if nonASCII && !utf8.ValidString(out) {
+				return "", 0, false
+			}
+			return out, i + 1, true
 		case c == '\\':
 			if i+1 >= len(data) {
 				return "", 0, false
@@ -244,34 +262,28 @@ func readString(data []byte, i int) (s string, end int, ok bool) {
 			switch e := data[i+1]; e {
 			case '"', '\\', '/':
 				buf.WriteByte(e)
-				i += 2
 			case 'b':
 				buf.WriteByte('\b')
-				i += 2
 			case 'f':
 				buf.WriteByte('\f')
-				i += 2
 			case 'n':
 				buf.WriteByte('\n')
-				i += 2
 			case 'r':
 				buf.WriteByte('\r')
-				i += 2
 			case 't':
 				buf.WriteByte('\t')
-				i += 2
 			case 'u':
 				r, ok := hex4(data, i+2)
 				if !ok {
 					return "", 0, false
 				}
-				i += 6
+				i += 4
 				if utf16.IsSurrogate(r) {
 					// Only a well-formed pair stays on the fast path.
-					if i+1 >= len(data) || data[i] != '\\' || data[i+1] != 'u' {
+					if i+3 >= len(data) || data[i+2] != '\\' || data[i+3] != 'u' {
 						return "", 0, false
 					}
-					r2, ok := hex4(data, i+2)
+					r2, ok := hex4(data, i+4)
 					if !ok {
 						return "", 0, false
 					}
@@ -285,16 +297,12 @@ func readString(data []byte, i int) (s string, end int, ok bool) {
 			default:
 				return "", 0, false
 			}
+			i += 2
 		case c < 0x20:
 			return "", 0, false
 		default:
-			j := i
-			for j < len(data) && data[j] != '"' && data[j] != '\\' && data[j] >= 0x20 {
-				j++
-			}
-			if !utf8.Valid(data[i:j]) {
-				return "", 0, false
-			}
+			j, na := textRun(data, i)
+			nonASCII = nonASCII || na
 			buf.Write(data[i:j])
 			i = j
 		}
