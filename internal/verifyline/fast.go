@@ -1,6 +1,7 @@
 package verifyline
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"unicode/utf16"
@@ -212,6 +213,13 @@ var strClass = func() (t [256]byte) {
 // textRun returns the end of the run of text from data[i] to the next '"',
 // '\\' or control character, and whether the run holds non-ASCII bytes.
 func textRun(data []byte, i int) (end int, nonASCII bool) {
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		if stops(w) {
+			break
+		}
+		nonASCII = nonASCII || w&highBits != 0
+	}
 	for ; i < len(data); i++ {
 		switch strClass[data[i]] {
 		case 1:
@@ -221,6 +229,20 @@ func textRun(data []byte, i int) (end int, nonASCII bool) {
 		}
 	}
 	return i, nonASCII
+}
+
+// Eight bytes at a time (the bit tricks of "Bit Twiddling Hacks", S. E.
+// Anderson): stops reports whether a little-endian word holds a '"', a
+// '\\' or a byte below 0x20. Each test is exact as a yes/no answer.
+const (
+	ones     = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+func hasZero(w uint64) bool { return (w-ones)&^w&highBits != 0 }
+
+func stops(w uint64) bool {
+	return (w-0x20*ones)&^w&highBits != 0 || hasZero(w^('"'*ones)) || hasZero(w^('\\'*ones))
 }
 
 // readString decodes the JSON string at data[i]. Escapes write only whole,
@@ -401,6 +423,12 @@ func skipString(data []byte, i int) (int, bool) {
 		return 0, false
 	}
 	for i++; i < len(data); i++ {
+		for i+8 <= len(data) && !stops(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8
+		}
+		if i >= len(data) {
+			break
+		}
 		switch c := data[i]; {
 		case c == '"':
 			return i + 1, true

@@ -138,3 +138,24 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestFastPathAtEveryOffset puts each kind of special byte at every offset
+// of the eight-byte words the string scanners read, and checks the fast
+// path against encoding/json.
+func TestFastPathAtEveryOffset(t *testing.T) {
+	for _, special := range []string{`\n`, `\"`, `\\`, `\u00e9`, `\ud83d\ude00`, "\x1f", "é", "\xff", `"`} {
+		for p := range 24 {
+			pred := strings.Repeat("a", p) + special + strings.Repeat("b", 24-p)
+			line := []byte(`{"verifier": "math", "pred": "` + pred + `"}`)
+			fast, ok := fastParse(line)
+			slow, err := parseSlow(line)
+			if ok && (err != nil || !reflect.DeepEqual(fast, slow)) {
+				t.Errorf("%q: fast %#v, encoding/json %#v, %v", line, fast, slow, err)
+			}
+			body := []byte(`{"items": [` + string(line) + `]}`)
+			if items, ok := SplitItems(body); ok != json.Valid(body) || (ok && string(items[0]) != string(line)) {
+				t.Errorf("SplitItems(%q): %q, %v; json.Valid %v", body, items, ok, json.Valid(body))
+			}
+		}
+	}
+}
