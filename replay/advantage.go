@@ -8,21 +8,48 @@ import (
 	"github.com/rlpost/rlpost/tensor"
 )
 
+// DefaultStdFloor is the smallest σ_off Eq. 11 divides by, in reward units.
+// A batch of n ≤ 100 rewards in {0, 1} that are not all equal has
+// σ_off ≥ √(1/n) ≥ 0.1, so for binary rewards the floor leaves Eq. 11
+// exactly as the paper writes it except where σ_off would be 0 (every
+// replayed reward equal), and there it bounds |A_off| by 10·|R − R̄| ≤ 10.
+const DefaultStdFloor = 0.1
+
 // AdvantageConfig configures Advantages.
 type AdvantageConfig struct {
-	// Eps is ε of the denominator σ_off + ε: 1e-6, as on-policy GRPO.
+	// Eps is ε of the denominator max(σ_off, StdFloor) + ε: 1e-6, as
+	// on-policy GRPO.
 	Eps float64
+	// StdFloor bounds Eq. 11: σ_off is raised to at least StdFloor, in
+	// the rewards' units, so that |A_off| ≤ |R − R̄|/StdFloor however
+	// small the batch's spread. 0 means DefaultStdFloor (the zero
+	// AdvantageConfig is the default); a caller whose rewards span more
+	// or less than [0, 1] scales it with them.
+	StdFloor float64
 }
 
-// DefaultAdvantageConfig returns ε = 1e-6.
-func DefaultAdvantageConfig() AdvantageConfig { return AdvantageConfig{Eps: 1e-6} }
+// DefaultAdvantageConfig returns ε = 1e-6 and the floor DefaultStdFloor.
+func DefaultAdvantageConfig() AdvantageConfig {
+	return AdvantageConfig{Eps: 1e-6, StdFloor: DefaultStdFloor}
+}
 
-// Validate reports whether Eps is a finite number ≥ 0.
+// Validate reports whether Eps and StdFloor are finite numbers ≥ 0.
 func (c AdvantageConfig) Validate() error {
 	if !(c.Eps >= 0) || math.IsInf(c.Eps, 1) {
 		return tensor.Errorf(tensor.ErrRange, "AdvantageConfig.Eps", nil, "%v, want a finite number ≥ 0", c.Eps)
 	}
+	if !(c.StdFloor >= 0) || math.IsInf(c.StdFloor, 1) {
+		return tensor.Errorf(tensor.ErrRange, "AdvantageConfig.StdFloor", nil, "%v, want a finite number ≥ 0 (0 is DefaultStdFloor)", c.StdFloor)
+	}
 	return nil
+}
+
+// floor returns the σ floor in force.
+func (c AdvantageConfig) floor() float64 {
+	if c.StdFloor == 0 {
+		return DefaultStdFloor
+	}
+	return c.StdFloor
 }
 
 // AdvantageStats describe one off-policy batch.
@@ -30,26 +57,30 @@ type AdvantageStats struct {
 	// N is the batch size.
 	N int
 	// MeanReward is the batch's mean reward and Std σ_off, the unbiased
-	// standard deviation of its rewards.
+	// standard deviation of its rewards (0 for a batch of one).
 	MeanReward, Std float64
-	// Unscaled is true when σ_off = 0 (one experience, or equal rewards):
-	// the advantages are then R − R̄(q), not divided by ε.
-	Unscaled bool
+	// Floored is true when σ_off < StdFloor, so that the floor, not σ_off,
+	// divided R − R̄ (a batch of one or of equal rewards, say).
+	Floored bool
 	// Nonzero counts the advantages that are not 0.
 	Nonzero int
 }
 
-// Advantages computes AVATAR's off-policy advantage (Eq. 11),
+// Advantages computes AVATAR's off-policy advantage (Eq. 11) with a floor
+// on its denominator,
 //
-//	A_off,i = (R_i − R̄(q_i)) / (σ_off + ε),
+//	A_off,i = (R_i − R̄(q_i)) / (max(σ_off, σ_min) + ε),
 //
 // into dst, where rewards are the replayed experiences' R_i, baselines their
-// prompts' VCRS R̄(q_i), and σ_off the unbiased (n − 1) standard deviation
-// of the rewards of the batch. Unlike GRPO's group mean, R̄(q) does not
-// move with the batch, so a batch of equal rewards still yields a signal
-// wherever R differs from R̄(q); but its σ_off is 0, and dividing by ε
-// alone would multiply R − R̄ by a million. In that case (and for a batch of
-// one) the advantages are R − R̄(q), unscaled, and the stats say so.
+// prompts' VCRS R̄(q_i), σ_off the unbiased (n − 1) standard deviation of
+// the rewards of the batch and σ_min = cfg.StdFloor. Unlike GRPO's group
+// mean, R̄(q) does not move with the batch, so a batch of equal rewards
+// still yields a signal wherever R differs from R̄(q) — but as its spread
+// σ_off goes to 0, Eq. 11 as written grows without bound (a batch of
+// near-equal rewards 1e-3 apart would multiply R − R̄ by a thousand). The
+// floor is the guard: the advantage is continuous in σ_off, equals Eq. 11
+// exactly whenever σ_off ≥ σ_min, and is at most |R − R̄|/σ_min otherwise.
+// The stats say when the floor was used.
 //
 // dst may be rewards or baselines itself. It allocates nothing; sums are in
 // float64. On error the contents of dst are unspecified.
@@ -81,10 +112,11 @@ func Advantages[F tensor.Float](dst, rewards, baselines []F, cfg AdvantageConfig
 	if !isFinite(mean) || !isFinite(st.Std) {
 		return AdvantageStats{}, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "mean %v and std %v overflow float64", mean, st.Std))
 	}
-	denom := st.Std + cfg.Eps
-	if st.Std == 0 {
-		st.Unscaled, denom = true, 1
+	sigma := st.Std
+	if f := cfg.floor(); sigma < f {
+		st.Floored, sigma = true, f
 	}
+	denom := sigma + cfg.Eps
 	for i := range n {
 		a := (float64(rewards[i]) - float64(baselines[i])) / denom
 		dst[i] = F(a)

@@ -56,7 +56,7 @@ func TestAdvantagesByHand(t *testing.T) {
 		rewards, baselines []float64
 		eps                float64
 		want               []float64
-		unscaled           bool
+		floored            bool
 		nonzero            int
 	}{
 		// Rewards 0, 1, 2: σ_off = 1 (unbiased), so A = R − R̄.
@@ -65,9 +65,11 @@ func TestAdvantagesByHand(t *testing.T) {
 		{"two", []float64{1, 3}, []float64{1, 1}, 0, []float64{0, 2 / math.Sqrt2}, false, 1},
 		{"eps", []float64{0, 1, 2}, []float64{1, 1, 1}, 1, []float64{-0.5, 0, 0.5}, false, 2},
 		// The vanishing case Eq. 11 is for: all replayed rewards equal,
-		// but R̄(q) differs, so the signal survives, unscaled.
-		{"equal rewards", []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 1, 0.75}, 1e-6, []float64{0.75, 0.5, 0, 0.25}, true, 3},
-		{"one experience", []float64{0}, []float64{0.3}, 1e-6, []float64{-0.3}, true, 1},
+		// but R̄(q) differs, so the signal survives, divided by the floor.
+		{"equal rewards", []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 1, 0.75}, 0, []float64{7.5, 5, 0, 2.5}, true, 3},
+		{"one experience", []float64{0}, []float64{0.3}, 0, []float64{-3}, true, 1},
+		// σ_off = 0.05/√2 is below the floor: the floor divides.
+		{"small spread", []float64{1, 1.05}, []float64{0, 0}, 0, []float64{10, 10.5}, true, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			adv := make([]float64, len(c.rewards))
@@ -76,10 +78,35 @@ func TestAdvantagesByHand(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.CheckVec(t, "advantages", adv, c.want)
-			if st.Unscaled != c.unscaled || st.Nonzero != c.nonzero || st.N != len(c.rewards) {
-				t.Errorf("stats %+v, want Unscaled %v and %d non-zero", st, c.unscaled, c.nonzero)
+			if st.Floored != c.floored || st.Nonzero != c.nonzero || st.N != len(c.rewards) {
+				t.Errorf("stats %+v, want Floored %v and %d non-zero", st, c.floored, c.nonzero)
 			}
 		})
+	}
+}
+
+// As the off-policy spread goes to 0 Eq. 11 as written diverges; the floor
+// keeps every advantage within |R − R̄|/StdFloor, continuously.
+func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
+	cfg := replay.DefaultAdvantageConfig()
+	adv := make([]float64, 2)
+	for _, d := range []float64{1, 0.1, 1e-3, 1e-6, 1e-12, 0} {
+		st, err := replay.Advantages(adv, []float64{1, 1 + d}, []float64{0, 0}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := (1 + d) / cfg.StdFloor
+		for i, a := range adv {
+			if math.Abs(a) > bound+1e-9 {
+				t.Fatalf("spread %g: advantage %d = %v exceeds the bound %v", d, i, a, bound)
+			}
+		}
+		if d <= 0.01 && !st.Floored {
+			t.Errorf("spread %g: σ_off %v below the floor, but not Floored", d, st.Std)
+		}
+	}
+	if math.Abs(adv[0]-10) > 1e-4 {
+		t.Errorf("spread 0: advantage %v, want (1 − 0)/0.1 = 10", adv[0])
 	}
 }
 

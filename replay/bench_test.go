@@ -210,7 +210,9 @@ func BenchmarkVCRSMemory(b *testing.B) {
 // over the 8 192 positions.
 func BenchmarkStep(b *testing.B) {
 	s := randomStep[float32](8, 1, 4, 4, 1024, false)
-	o, err := replay.NewObjective[float32](replay.DefaultObjectiveConfig())
+	cfg := replay.DefaultObjectiveConfig()
+	cfg.Loss.KLCoef = 0
+	o, err := replay.NewObjective[float32](cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -69,7 +69,7 @@ type Config struct {
 	// MaxPrompts bounds the prompts the VCRS tracks (DefaultMaxPrompts);
 	// the least recently updated is forgotten when a new one arrives.
 	MaxPrompts int
-	// MaxStaleness is η of AReaL's staleness control (4 in LLaVA-OneVision-1.5's RL write-up):
+	// MaxStaleness is η of AReaL's staleness control (AReaL, arXiv 2505.24298; 4 there):
 	// an experience generated more than η policy versions before the
 	// current one (Version < current − η) is dropped, on arrival or when
 	// SetVersion moves on. 0, the default, turns the guard off (η = 0
@@ -252,6 +252,9 @@ type Sampled struct {
 	// it had when the experience was stored if the tracker has forgotten
 	// the prompt since.
 	Baseline float64
+	// Fallback is true for an experience of another prompt drawn because
+	// SampleOptions.Prompt had too few (see SampleOptions.NoFallback).
+	Fallback bool
 }
 
 // DropReason says why an experience left the buffer.
@@ -294,6 +297,19 @@ type SampleOptions struct {
 	// Replace draws with replacement. By default one Sample call never
 	// returns the same experience twice.
 	Replace bool
+	// ForPrompt makes Sample draw the experiences of Prompt first — the
+	// past responses to the prompt whose fresh group the trainer is
+	// completing, which is how replay restores a signal to a group whose
+	// on-policy advantages vanished (AVATAR §4.1, Eq. 3). They are drawn
+	// uniformly, ignoring Weights; with Replace, every draw comes from
+	// them as long as there is one.
+	ForPrompt bool
+	Prompt    uint64
+	// NoFallback, with ForPrompt, makes Sample return only the prompt's
+	// experiences when it has fewer than asked. By default the remaining
+	// draws fall back to the tier-weighted draw over the other prompts'
+	// experiences, marked Sampled.Fallback.
+	NoFallback bool
 }
 
 // AgeBins is the number of bins of Stats.AgeHist: ages 0, 1, 2–3, 4–7,
@@ -370,8 +386,9 @@ func (f *fifo) at(i int) *entry {
 
 // Buffer is AVATAR's stratified replay buffer (§4.1) with its VCRS (§4.4).
 // It is safe for concurrent use: rollout workers Add while the trainer
-// Samples. One mutex guards everything; Add and Sample hold it for well
-// under a microsecond.
+// Samples. One mutex guards everything; Add and a tier-weighted Sample
+// hold it for well under a microsecond, a Sample for one prompt for one
+// pass over the buffer (about 10 µs at 10 000 experiences).
 type Buffer struct {
 	mu      sync.Mutex
 	cfg     Config
@@ -384,6 +401,7 @@ type Buffer struct {
 	// scratch, reused under the lock
 	scratch []observed
 	picked  [NumTiers][]int
+	matches []location
 }
 
 // New returns an empty buffer.
@@ -488,7 +506,7 @@ func (b *Buffer) add(dst []Receipt, es []Experience) {
 				o.mean = v.slots[o.slot].mean
 			}
 		}
-		t := b.cfg.tier(v.position(o.mean, e.Prompt))
+		t := b.cfg.tier(v.position(o.mean))
 		b.insert(t, entry{Experience: *e, id: id, baseline: o.mean, slot: o.slot})
 		if dst != nil {
 			dst[i] = Receipt{ID: id, Tier: t}
@@ -633,8 +651,10 @@ func (b *Buffer) SetVersion(v int64) error {
 // fewer when the buffer (or the tiers with positive weight) runs out, with
 // opt.Replace false. Each draw picks a tier with probability proportional
 // to its weight among the tiers that have experiences left, then an
-// experience of that tier uniformly. Given the same buffer contents and the
-// same generator state, the draws are the same.
+// experience of that tier uniformly. With opt.ForPrompt the prompt's own
+// experiences come first (see SampleOptions); finding them costs one pass
+// over the buffer. Given the same buffer contents and the same generator
+// state, the draws are the same.
 func (b *Buffer) Sample(dst []Sampled, rng *rand.Rand, opt SampleOptions) (int, error) {
 	if rng == nil {
 		return 0, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "rng", nil, "nil generator"))
@@ -642,49 +662,114 @@ func (b *Buffer) Sample(dst []Sampled, rng *rand.Rand, opt SampleOptions) (int, 
 	if err := opt.Weights.Validate(); err != nil {
 		return 0, fmt.Errorf("replay: %w", err)
 	}
-	proportional := opt.Weights == TierWeights{}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var left [NumTiers]int
 	for t := range b.tiers {
 		left[t] = b.tiers[t].n
-		if !opt.Replace {
-			if cap(b.picked[t]) < len(dst) {
-				b.picked[t] = make([]int, 0, len(dst))
-			}
-			b.picked[t] = b.picked[t][:0]
-		}
+		b.picked[t] = b.picked[t][:0]
 	}
-	for k := range dst {
-		var w TierWeights
-		for t, n := range left {
-			if n == 0 {
-				continue
-			}
-			if proportional {
-				w[t] = float64(n)
-			} else {
-				w[t] = opt.Weights[t]
-			}
-		}
-		total := w.sum()
-		if total == 0 {
+	k := 0
+	if opt.ForPrompt {
+		k = b.drawPrompt(dst, rng, opt, &left)
+		if k == len(dst) || opt.NoFallback {
 			return k, nil
 		}
-		t := pick(w, total, rng.Float64())
-		var i int
-		if opt.Replace {
-			i = rng.IntN(left[t])
-		} else {
-			i = take(&b.picked[t], rng.IntN(left[t]))
-			left[t]--
+	}
+	for ; k < len(dst); k++ {
+		t, i, ok := b.drawTier(rng, opt, &left)
+		if !ok {
+			return k, nil
 		}
-		e := b.tiers[t].at(i)
-		age := b.version - e.Version
-		dst[k] = Sampled{Experience: e.Experience, ID: e.id, Tier: t, Age: age, Baseline: b.baseline(e)}
-		b.countAge(age)
+		dst[k] = b.sampled(t, i)
+		dst[k].Fallback = opt.ForPrompt
 	}
 	return len(dst), nil
+}
+
+// drawTier picks a tier by weight among those with experiences left, then
+// one of its experiences not yet picked (any, with opt.Replace).
+func (b *Buffer) drawTier(rng *rand.Rand, opt SampleOptions, left *[NumTiers]int) (Tier, int, bool) {
+	var w TierWeights
+	for t, n := range left {
+		if n == 0 {
+			continue
+		}
+		if opt.Weights == (TierWeights{}) {
+			w[t] = float64(n)
+		} else {
+			w[t] = opt.Weights[t]
+		}
+	}
+	total := w.sum()
+	if total == 0 {
+		return 0, 0, false
+	}
+	t := pick(w, total, rng.Float64())
+	if opt.Replace && len(b.picked[t]) == 0 {
+		return t, rng.IntN(left[t]), true
+	}
+	i := take(&b.picked[t], rng.IntN(left[t]))
+	if !opt.Replace {
+		left[t]--
+	} else {
+		// With replacement only the prompt's own experiences, marked
+		// picked by drawPrompt, are excluded: put i back.
+		b.picked[t] = removeSorted(b.picked[t], i)
+	}
+	return t, i, true
+}
+
+// drawPrompt draws the experiences of opt.Prompt into dst and marks them
+// all picked, so that a fallback draw cannot return them. It returns the
+// number drawn.
+func (b *Buffer) drawPrompt(dst []Sampled, rng *rand.Rand, opt SampleOptions, left *[NumTiers]int) int {
+	m := b.matches[:0]
+	for t := range b.tiers {
+		f := &b.tiers[t]
+		for i := range f.n {
+			if f.at(i).Prompt == opt.Prompt {
+				m = append(m, location{Tier(t), i})
+			}
+		}
+	}
+	b.matches = m
+	k := 0
+	switch {
+	case len(m) == 0:
+	case opt.Replace:
+		for ; k < len(dst); k++ {
+			l := m[rng.IntN(len(m))]
+			dst[k] = b.sampled(l.tier, l.i)
+		}
+	default:
+		// A partial Fisher–Yates shuffle: the first k of m are the draws.
+		for ; k < len(dst) && k < len(m); k++ {
+			j := k + rng.IntN(len(m)-k)
+			m[k], m[j] = m[j], m[k]
+			dst[k] = b.sampled(m[k].tier, m[k].i)
+		}
+	}
+	for _, l := range m {
+		b.picked[l.tier] = insertSorted(b.picked[l.tier], l.i)
+		left[l.tier]--
+	}
+	return k
+}
+
+// location is an experience's place in the buffer.
+type location struct {
+	tier Tier
+	i    int
+}
+
+// sampled returns the i-th experience of tier t as handed out, counting
+// its age.
+func (b *Buffer) sampled(t Tier, i int) Sampled {
+	e := b.tiers[t].at(i)
+	age := b.version - e.Version
+	b.countAge(age)
+	return Sampled{Experience: e.Experience, ID: e.id, Tier: t, Age: age, Baseline: b.baseline(e)}
 }
 
 // baseline returns R̄ of e's prompt now, or at e's insertion if the VCRS
@@ -724,15 +809,33 @@ func pick(w TierWeights, total, u float64) Tier {
 // to the position itself, and records it.
 func take(picked *[]int, j int) int {
 	p := *picked
-	k := 0
-	for ; k < len(p) && p[k] <= j; k++ {
+	for k := 0; k < len(p) && p[k] <= j; k++ {
 		j++
+	}
+	*picked = insertSorted(p, j)
+	return j
+}
+
+// insertSorted inserts x into the sorted p.
+func insertSorted(p []int, x int) []int {
+	k := 0
+	for k < len(p) && p[k] < x {
+		k++
 	}
 	p = append(p, 0)
 	copy(p[k+1:], p[k:])
-	p[k] = j
-	*picked = p
-	return j
+	p[k] = x
+	return p
+}
+
+// removeSorted removes x from the sorted p.
+func removeSorted(p []int, x int) []int {
+	for k, y := range p {
+		if y == x {
+			return append(p[:k], p[k+1:]...)
+		}
+	}
+	return p
 }
 
 func (b *Buffer) countAge(age int64) {

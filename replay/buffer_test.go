@@ -528,3 +528,133 @@ func TestBufferErrors(t *testing.T) {
 		t.Errorf("Quantile(2): %v", err)
 	}
 }
+
+// TestHardPromptAlwaysHard: early in training most prompts sit at R̄ = 0;
+// every experience of such a prompt goes to the Hard tier, whatever its id
+// and however large the tied block, and a prompt that then succeeds moves
+// its new experiences out of Hard by its current R̄.
+func TestHardPromptAlwaysHard(t *testing.T) {
+	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 1000, 4 })
+	// 70 prompts never solved, 30 always solved.
+	for p := range uint64(100) {
+		r := 0.0
+		if p >= 70 {
+			r = 1
+		}
+		for range 4 {
+			if err := b.Observe(p, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for p := range uint64(70) {
+		if r := add(t, b, exp(p, 0, 0)); r.Tier != replay.Hard {
+			t.Fatalf("prompt %d at R̄ = 0 went to %v", p, r.Tier)
+		}
+	}
+	for p := uint64(70); p < 100; p++ {
+		if r := add(t, b, exp(p, 1, 0)); r.Tier != replay.Medium {
+			t.Fatalf("prompt %d at R̄ = 1 (positions 0.70–1) went to %v, want medium (bottom of its block, 0.70)", p, r.Tier)
+		}
+	}
+	// Prompt 3 is solved three times, then added with reward 1: its R̄ is
+	// 1, tied with the 30 solved prompts, with 69 prompts below: p = 0.69,
+	// Medium.
+	for range 3 {
+		if err := b.Observe(3, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := add(t, b, exp(3, 1, 0)); r.Tier != replay.Medium {
+		t.Errorf("prompt 3 at R̄ = 1 after its successes went to %v, want medium", r.Tier)
+	}
+	// The others, still at 0, stay Hard.
+	if r := add(t, b, exp(4, 0, 0)); r.Tier != replay.Hard {
+		t.Errorf("prompt 4 went to %v", r.Tier)
+	}
+}
+
+// filledPrompts fills a buffer with k experiences for each of n prompts,
+// experience j of prompt p having reward (p+j)%2.
+func filledPrompts(t testing.TB, n, k int) *replay.Buffer {
+	t.Helper()
+	b := newBuffer(t, func(c *replay.Config) { c.Capacity = 10 * n * k })
+	for p := range uint64(n) {
+		for j := range k {
+			add(t, b, exp(p, float64((int(p)+j)%2), 0))
+		}
+	}
+	return b
+}
+
+// TestSampleForPrompt: a draw for a prompt returns that prompt's own
+// experiences, without repeats; when it has too few, the rest fall back to
+// the tier draw over other prompts (marked), or stop with NoFallback.
+func TestSampleForPrompt(t *testing.T) {
+	b := filledPrompts(t, 50, 3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	dst := make([]replay.Sampled, 3)
+	for p := range uint64(50) {
+		n, err := b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: p})
+		if err != nil || n != 3 {
+			t.Fatalf("prompt %d: %d drawn, %v", p, n, err)
+		}
+		seen := map[uint64]bool{}
+		for _, s := range dst {
+			if s.Prompt != p || s.Fallback || seen[s.ID] {
+				t.Fatalf("prompt %d: drew %+v", p, s)
+			}
+			seen[s.ID] = true
+		}
+	}
+	dst = make([]replay.Sampled, 5)
+	n, err := b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7})
+	if err != nil || n != 5 {
+		t.Fatalf("fallback: %d drawn, %v", n, err)
+	}
+	own, ids := 0, map[uint64]bool{}
+	for _, s := range dst {
+		if ids[s.ID] {
+			t.Fatalf("experience %d drawn twice", s.ID)
+		}
+		ids[s.ID] = true
+		if s.Prompt == 7 {
+			own++
+			if s.Fallback {
+				t.Errorf("own experience marked fallback")
+			}
+		} else if !s.Fallback {
+			t.Errorf("experience of prompt %d not marked fallback", s.Prompt)
+		}
+	}
+	if own != 3 {
+		t.Errorf("%d own experiences of 3", own)
+	}
+	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7, NoFallback: true})
+	if err != nil || n != 3 {
+		t.Errorf("no fallback: %d drawn, %v; want 3", n, err)
+	}
+	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7, Replace: true})
+	if err != nil || n != 5 {
+		t.Fatalf("with replacement: %d drawn, %v", n, err)
+	}
+	for _, s := range dst {
+		if s.Prompt != 7 {
+			t.Errorf("with replacement drew prompt %d", s.Prompt)
+		}
+	}
+	// An unknown prompt falls back entirely.
+	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 999})
+	if err != nil || n != 5 || !dst[0].Fallback {
+		t.Errorf("unknown prompt: %d drawn, %v, first %+v", n, err, dst[0])
+	}
+	// Same state, same generator: same draws.
+	a, c := make([]replay.Sampled, 5), make([]replay.Sampled, 5)
+	b.Sample(a, rand.New(rand.NewPCG(3, 4)), replay.SampleOptions{ForPrompt: true, Prompt: 11})
+	b.Sample(c, rand.New(rand.NewPCG(3, 4)), replay.SampleOptions{ForPrompt: true, Prompt: 11})
+	for i := range a {
+		if a[i].ID != c[i].ID {
+			t.Fatalf("draw %d differs: %d vs %d", i, a[i].ID, c[i].ID)
+		}
+	}
+}

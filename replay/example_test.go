@@ -69,16 +69,17 @@ func ExampleBuffer() {
 
 // Eq. 11: replayed rewards against their prompts' R̄, scaled by the
 // batch's standard deviation. A batch of equal rewards still carries a
-// signal wherever R̄ differs, unscaled.
+// signal wherever R̄ differs, divided by the floor StdFloor
+// instead of a vanishing σ_off.
 func ExampleAdvantages() {
 	adv := make([]float64, 4)
 	st, _ := replay.Advantages(adv, []float64{1, 0, 1, 0}, []float64{0.25, 0.25, 0.9, 0.6}, replay.DefaultAdvantageConfig())
 	fmt.Printf("%.3f  σ_off %.3f\n", adv, st.Std)
 	st, _ = replay.Advantages(adv, []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 0.9, 1}, replay.DefaultAdvantageConfig())
-	fmt.Printf("%.3f  unscaled %v\n", adv, st.Unscaled)
+	fmt.Printf("%.3f  floored %v\n", adv, st.Floored)
 	// Output:
 	// [1.299 -0.433 0.173 -1.039]  σ_off 0.577
-	// [0.750 0.500 0.100 0.000]  unscaled true
+	// [7.500 5.000 1.000 0.000]  floored true
 }
 
 // One AVATAR step for one prompt: four fresh responses that all failed —
@@ -92,6 +93,7 @@ func ExampleObjective_Step() {
 		Mask:    rows([]float64{1, 1, 1}, []float64{1, 1, 0}, []float64{1, 1, 1}, []float64{1, 0, 0}),
 		Rewards: []float64{0, 0, 0, 0},
 		Groups:  grpo.Contiguous(4),
+		Prompts: []uint64{7, 7, 7, 7},
 	}
 	off := replay.OffPolicy[float64]{
 		Logp: rows([]float64{-0.9, -1.1, -0.5}, []float64{-0.4, -0.6, -9}),
@@ -101,7 +103,9 @@ func ExampleObjective_Step() {
 			{Experience: replay.Experience{Prompt: 7, Logp: []float32{-0.5, -0.5}, Reward: 0}, Baseline: 0.2},
 		},
 	}
-	obj, _ := replay.NewObjective[float64](replay.DefaultObjectiveConfig())
+	cfg := replay.DefaultObjectiveConfig()
+	cfg.Loss.KLCoef = 0 // no reference model in this example
+	obj, _ := replay.NewObjective[float64](cfg)
 	gradOn, gradOff := make([]float64, 12), make([]float64, 6)
 	res, err := obj.Step(gradOn, gradOff, on, off)
 	if err != nil {
@@ -116,9 +120,9 @@ func ExampleObjective_Step() {
 	// Output:
 	// vanishing groups 1, rescued 1
 	// off-policy advantages [1.131 -0.283]
-	// loss -0.6762 = 0.0000 + α·-0.6762
+	// loss -0.4057 = 0.0000 + α·-0.6762
 	// on-policy gradient all zero: true
-	// off-policy gradient [-0.3251 -0.2047 -0.2942 0.0813 0.0665 0.0000]
+	// off-policy gradient [-0.1951 -0.1228 -0.1765 0.0488 0.0399 0.0000]
 }
 
 // The default curriculum moves the tier weights from easy-heavy to

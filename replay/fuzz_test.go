@@ -295,7 +295,7 @@ func FuzzStep(f *testing.F) {
 			off.Samples = append(off.Samples, s)
 		}
 		cfg := replay.DefaultObjectiveConfig()
-		cfg.Alpha = alpha
+		cfg.Alpha, cfg.Loss.KLCoef = alpha, 0
 		o, err := replay.NewObjective[float32](cfg)
 		if err != nil {
 			return

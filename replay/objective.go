@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/ppo"
@@ -13,15 +14,26 @@ import (
 // ObjectiveConfig configures the hybrid objective of AVATAR Eq. 3–4.
 type ObjectiveConfig struct {
 	// Loss is the clipped surrogate of both J_on and J_off (Eq. 2 of the
-	// paper, "the same form" for both). Default ppo.DefaultConfig(): ε 0.2
-	// both ways and token-mean, as in the paper's Listing 1; use
-	// grpo.GRPOLoss() for Algorithm 1's KL term (β 0.04, which needs
-	// RefLogp in both parts).
+	// paper, "the same form" for both). Default ppo.DefaultConfig() with
+	// the paper's KL weight β = 0.1 (§5, "λ_TAS = 0.3, α = 0.6, β = 0.1";
+	// β weighs Eq. 2's KL to π_ref, so RefLogp is required in both parts):
+	// ε 0.2 both ways and token-mean, as in the paper's Listing 1. Set
+	// KLCoef to 0 to train without a reference model.
 	Loss ppo.Config
-	// Alpha is α of Eq. 3, the weight of J_off. The paper does not state
-	// its value; the default 1 weighs a replayed response like a fresh one,
-	// as its 4:4 split of each group of eight suggests.
+	// Alpha is α of Eq. 3, the weight of J_off: 0.6, the value AVATAR §5
+	// states. It must be > 0: the zero ObjectiveConfig is an error, not a
+	// silent objective without replay (start from DefaultObjectiveConfig;
+	// to train without replay, pass an empty off-policy part).
 	Alpha float64
+	// OffPolicyKL applies Eq. 2's KL term to the replayed part as well.
+	// Off by default (the zero value): the KL to π_ref is a property of
+	// the policy, which the fresh samples estimate without bias, while the
+	// k3 estimator on a replayed token whose probability π_θ has since cut
+	// far below π_ref's has gradient 1 − π_ref/π_θ, without bound — a
+	// stale sample would pull the policy back towards what it unlearnt.
+	// The paper says J_off has "the same form" as Eq. 2 and does not
+	// discuss the term; this is this package's reading.
+	OffPolicyKL bool
 	// TAS shapes the advantages of both parts (Algorithm 1, line 7);
 	// tas.Uniform turns shaping off.
 	TAS tas.Config
@@ -31,11 +43,24 @@ type ObjectiveConfig struct {
 	Off AdvantageConfig
 }
 
+// AVATAR's hyperparameters (§5, Implementation Details): α of Eq. 3 and
+// β, the KL weight of Eq. 2.
+const (
+	DefaultAlpha  = 0.6
+	DefaultKLCoef = 0.1
+)
+
+func defaultLoss() ppo.Config {
+	c := ppo.DefaultConfig()
+	c.KLCoef = DefaultKLCoef
+	return c
+}
+
 // DefaultObjectiveConfig returns AVATAR's objective with the defaults above.
 func DefaultObjectiveConfig() ObjectiveConfig {
 	return ObjectiveConfig{
-		Loss:  ppo.DefaultConfig(),
-		Alpha: 1,
+		Loss:  defaultLoss(),
+		Alpha: DefaultAlpha,
 		TAS:   tas.DefaultConfig(),
 		Group: grpo.DefaultConfig(),
 		Off:   DefaultAdvantageConfig(),
@@ -44,11 +69,16 @@ func DefaultObjectiveConfig() ObjectiveConfig {
 
 // Validate reports the first field of c that is out of its domain.
 func (c ObjectiveConfig) Validate() error {
+	if c == (ObjectiveConfig{}) {
+		return tensor.Errorf(tensor.ErrRange, "ObjectiveConfig", nil,
+			"the zero value (α = 0 would turn replay off); start from DefaultObjectiveConfig()")
+	}
 	if err := c.Loss.Validate(); err != nil {
 		return err
 	}
-	if !(c.Alpha >= 0) || math.IsInf(c.Alpha, 1) {
-		return tensor.Errorf(tensor.ErrRange, "ObjectiveConfig.Alpha", nil, "%v, want a finite number ≥ 0", c.Alpha)
+	if !(c.Alpha > 0) || math.IsInf(c.Alpha, 1) {
+		return tensor.Errorf(tensor.ErrRange, "ObjectiveConfig.Alpha", nil,
+			"%v, want a finite number > 0 (start from DefaultObjectiveConfig(): α = %v; for no replay pass an empty off-policy part)", c.Alpha, DefaultAlpha)
 	}
 	if err := c.TAS.Validate(); err != nil {
 		return err
@@ -67,11 +97,21 @@ type OnPolicy[F tensor.Float] struct {
 	Logp, OldLogp, Mask tensor.Batch[F]
 	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0.
 	RefLogp tensor.Batch[F]
+	// ProxLogp, if given, makes the part decoupled PPO (AReaL): log π_prox
+	// of the proximal policy, as ppo.Inputs.ProxLogp.
+	ProxLogp tensor.Batch[F]
+	// TokenWeights, if given, multiply each token's policy loss on top of
+	// TAS — APPO's token weights, say — as ppo.Inputs.TokenWeights.
+	TokenWeights tensor.Batch[F]
 	// Rewards holds R(o_i), one per row.
 	Rewards []F
 	// Groups says which rows answer the same prompt
 	// (grpo.Contiguous(K_on) for the usual layout).
 	Groups grpo.Groups
+	// Prompts, if given, holds each row's prompt id (Experience.Prompt),
+	// so that StepResult.Rescued can tell which replayed rows answer a
+	// vanished group's own prompt. Without it Rescued is 0.
+	Prompts []uint64
 }
 
 // OffPolicy is the replayed part of a step: K_off experiences drawn by
@@ -82,8 +122,16 @@ type OffPolicy[F tensor.Float] struct {
 	// len(Samples[i].Logp) of them, which receive the stored behaviour
 	// log-probabilities in order.
 	Logp, Mask tensor.Batch[F]
-	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0.
+	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0 and
+	// OffPolicyKL is set; ignored otherwise.
 	RefLogp tensor.Batch[F]
+	// ProxLogp, if given, makes the part decoupled PPO: the ratio is taken
+	// to the proximal policy and each token weighted by π_prox/π_θoff,
+	// capped (ppo.Inputs.ProxLogp, Loss.BehaveCap).
+	ProxLogp tensor.Batch[F]
+	// TokenWeights, if given, multiply each token's policy loss on top of
+	// TAS (APPO's token weights, say).
+	TokenWeights tensor.Batch[F]
 	// Samples are the replayed experiences, one per row; their Reward and
 	// Baseline give Eq. 11.
 	Samples []Sampled
@@ -101,12 +149,12 @@ type StepResult struct {
 	OffAdvantages AdvantageStats
 	// Vanishing counts the on-policy groups of two or more responses whose
 	// rewards are all equal, so that Eq. 1 gives them no gradient.
-	// Rescued counts those of them that replay rescued: the step's
-	// off-policy part has a valid token with a non-zero advantage and
-	// α > 0, so the step still moves the policy. A trainer that calls
-	// Step once per prompt (K_on fresh and K_off replayed responses, the
-	// paper's group of eight) gets this per prompt; one that calls it per
-	// batch gets it per batch.
+	// Rescued counts the prompts of such groups that replay gave a
+	// gradient back to in this step: the off-policy part holds a row of
+	// the same prompt (OnPolicy.Prompts) with a valid token and a non-zero
+	// Eq. 11 advantage, and α > 0. Replayed rows of other prompts do not
+	// count: they move the policy, but not on the prompt that lost its
+	// signal. Without OnPolicy.Prompts, Rescued is 0.
 	Vanishing, Rescued int
 }
 
@@ -205,6 +253,9 @@ func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F
 			return StepResult{}, fmt.Errorf("replay: on-policy part: %w", err)
 		}
 		res.On, res.OnAdvantages, res.Vanishing = r, st, st.Vanishing
+		if len(on.Prompts) != 0 && len(on.Prompts) != on.Logp.B {
+			return StepResult{}, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrShape, "on.prompts", nil, "length %d, want one per row, B = %d", len(on.Prompts), on.Logp.B))
+		}
 	} else if len(gradOn) != 0 || len(on.Rewards) != 0 {
 		return res, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrShape, "on", nil,
 			"%d gradients and %d rewards for an empty on-policy part", len(gradOn), len(on.Rewards)))
@@ -220,8 +271,8 @@ func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F
 			"%d gradients and %d samples for an empty off-policy part", len(gradOff), len(off.Samples)))
 	}
 	res.Loss = res.On.Loss + o.cfg.Alpha*res.Off.Loss
-	if nonzero && o.cfg.Alpha > 0 {
-		res.Rescued = res.Vanishing
+	if nonzero && len(on.Prompts) > 0 {
+		res.Rescued = o.rescued(on.Prompts, off)
 	}
 	o.totals.Steps++
 	o.totals.Groups += res.OnAdvantages.Groups
@@ -253,6 +304,7 @@ func (o *Objective[F]) onPolicy(grad []F, on OnPolicy[F]) (ppo.Result, grpo.Stat
 	}
 	r, err := ppo.PolicyLoss(grad, ppo.Inputs[F]{
 		Logp: on.Logp, OldLogp: on.OldLogp, Advantages: tok, Mask: on.Mask, RefLogp: on.RefLogp,
+		ProxLogp: on.ProxLogp, TokenWeights: on.TokenWeights,
 	}, o.cfg.Loss)
 	return r, st, err
 }
@@ -317,9 +369,14 @@ func (o *Objective[F]) offPolicy(grad []F, off OffPolicy[F]) (ppo.Result, Advant
 	if err := tas.ApplySequence(tok, o.advOff, off.Mask, o.cfg.TAS); err != nil {
 		return ppo.Result{}, st, false, err
 	}
+	loss, ref := o.cfg.Loss, off.RefLogp
+	if !o.cfg.OffPolicyKL {
+		loss.KLCoef, ref = 0, tensor.Batch[F]{}
+	}
 	r, err := ppo.PolicyLoss(grad, ppo.Inputs[F]{
-		Logp: off.Logp, OldLogp: old, Advantages: tok, Mask: off.Mask, RefLogp: off.RefLogp,
-	}, o.cfg.Loss)
+		Logp: off.Logp, OldLogp: old, Advantages: tok, Mask: off.Mask, RefLogp: ref,
+		ProxLogp: off.ProxLogp, TokenWeights: off.TokenWeights,
+	}, loss)
 	if err != nil {
 		return r, st, false, err
 	}
@@ -333,6 +390,37 @@ func (o *Objective[F]) offPolicy(grad []F, off OffPolicy[F]) (ppo.Result, Advant
 	}
 	o.rowKL(off, old, o.cfg.Loss.LogRatioClamp)
 	return r, st, nonzero, nil
+}
+
+// rescued counts the prompts among on-policy rows whose rows (two or more)
+// all have a zero Eq. 1 advantage — their rewards are all equal — and that
+// a replayed row of the same prompt with a valid token and a non-zero
+// Eq. 11 advantage answers. It is quadratic in the rows and allocates
+// nothing.
+func (o *Objective[F]) rescued(prompts []uint64, off OffPolicy[F]) int {
+	n := 0
+	for i, p := range prompts {
+		if slices.Index(prompts[:i], p) >= 0 {
+			continue // counted with its first row
+		}
+		rows, vanished := 0, true
+		for j := i; j < len(prompts) && vanished; j++ {
+			if prompts[j] == p {
+				rows++
+				vanished = o.advOn[j] == 0
+			}
+		}
+		if !vanished || rows < 2 {
+			continue
+		}
+		for k := range off.Samples {
+			if off.Samples[k].Prompt == p && o.advOff[k] != 0 && o.lengths[k] > 0 {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // rowKL fills o.kl with the OffKL estimate of every replayed row.

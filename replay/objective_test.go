@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/grpo"
@@ -79,9 +80,12 @@ func randomStep[F tensor.Float](seed uint64, g, k, nOff, T int, ref bool) step[F
 	return s
 }
 
+// objective returns AVATAR's objective without the KL term (most steps
+// here have no reference log-probs), adjusted by f.
 func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *replay.Objective[F] {
 	t.Helper()
 	cfg := replay.DefaultObjectiveConfig()
+	cfg.Loss.KLCoef = 0
 	if f != nil {
 		f(&cfg)
 	}
@@ -98,7 +102,7 @@ func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *r
 func TestStepComposesPackages(t *testing.T) {
 	s := randomStep[float32](1, 2, 4, 4, 12, true)
 	cfg := replay.DefaultObjectiveConfig()
-	cfg.Loss, cfg.Alpha = grpo.GRPOLoss(), 0.5
+	cfg.Loss, cfg.Alpha, cfg.OffPolicyKL = grpo.GRPOLoss(), 0.5, true
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	res, err := o.Step(gradOn, gradOff, s.on, s.off)
@@ -219,26 +223,32 @@ func TestStepGradientMatchesFiniteDifferences(t *testing.T) {
 }
 
 // TestStepRescue: an on-policy group with equal rewards vanishes (Eq. 1
-// gives it nothing); a replayed part with a non-zero Eq. 11 advantage
-// rescues it, unless α = 0 or R = R̄ everywhere.
+// gives it nothing); it is rescued only by a replayed row of its own prompt
+// with a non-zero Eq. 11 advantage — not by replayed rows of other prompts,
+// and not when R = R̄ on its own rows.
 func TestStepRescue(t *testing.T) {
 	s := randomStep[float64](3, 1, 4, 2, 6, false)
 	s.on.Rewards = []float64{1, 1, 1, 1}
+	s.on.Prompts = []uint64{5, 5, 5, 5}
 	for _, c := range []struct {
 		name      string
 		alpha     float64
+		prompts   [2]uint64
 		rewards   [2]float64
 		baselines [2]float64
 		rescued   int
 	}{
-		{"rescued", 1, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 1},
-		{"off advantages zero", 1, [2]float64{1, 0}, [2]float64{1, 0}, 0},
-		{"alpha zero", 0, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 0},
+		{"rescued", 1, [2]uint64{5, 5}, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 1},
+		{"one own row is enough", 0.6, [2]uint64{9, 5}, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 1},
+		{"other prompts only", 1, [2]uint64{8, 9}, [2]float64{1, 1}, [2]float64{0.4, 0.9}, 0},
+		{"own rows at their baseline", 1, [2]uint64{5, 9}, [2]float64{1, 0}, [2]float64{1, 0.5}, 0},
+		{"off advantages zero", 1, [2]uint64{5, 5}, [2]float64{1, 0}, [2]float64{1, 0}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Alpha = c.alpha })
 			for i := range 2 {
 				s.off.Samples[i].Reward, s.off.Samples[i].Baseline = c.rewards[i], c.baselines[i]
+				s.off.Samples[i].Prompt = c.prompts[i]
 			}
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 			res, err := o.Step(gOn, gOff, s.on, s.off)
@@ -315,7 +325,7 @@ func TestStepOneSided(t *testing.T) {
 		t.Fatalf("on-policy only: %+v, %v", onOnly, err)
 	}
 	offOnly, err := o.Step(nil, make([]float64, s.off.Logp.Size()), replay.OnPolicy[float64]{}, s.off)
-	if err != nil || offOnly.On.Tokens != 0 || offOnly.Loss != offOnly.Off.Loss || len(o.OnAdvantages()) != 0 {
+	if err != nil || offOnly.On.Tokens != 0 || offOnly.Loss != 0.6*offOnly.Off.Loss || len(o.OnAdvantages()) != 0 {
 		t.Fatalf("off-policy only: %+v, %v", offOnly, err)
 	}
 	if _, err := o.Step(nil, nil, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{}); !errors.Is(err, tensor.ErrEmpty) {
@@ -357,6 +367,8 @@ func TestStepErrors(t *testing.T) {
 	}
 	for _, f := range []func(*replay.ObjectiveConfig){
 		func(c *replay.ObjectiveConfig) { c.Alpha = -1 },
+		func(c *replay.ObjectiveConfig) { c.Alpha = 0 },
+		func(c *replay.ObjectiveConfig) { *c = replay.ObjectiveConfig{} },
 		func(c *replay.ObjectiveConfig) { c.Alpha = math.Inf(1) },
 		func(c *replay.ObjectiveConfig) { c.TAS.Lambda = -1 },
 		func(c *replay.ObjectiveConfig) { c.Off.Eps = math.NaN() },
@@ -368,6 +380,66 @@ func TestStepErrors(t *testing.T) {
 		if _, err := replay.NewObjective[float32](cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
+	}
+}
+
+// TestDefaultObjectiveIsThePapers: α = 0.6 and β = 0.1 (AVATAR §5).
+func TestDefaultObjectiveIsThePapers(t *testing.T) {
+	cfg := replay.DefaultObjectiveConfig()
+	if cfg.Alpha != 0.6 || cfg.Loss.KLCoef != 0.1 || cfg.TAS.Lambda != 0.3 {
+		t.Errorf("α %v, β %v, λ_TAS %v; want 0.6, 0.1, 0.3", cfg.Alpha, cfg.Loss.KLCoef, cfg.TAS.Lambda)
+	}
+	_, err := replay.NewObjective[float32](replay.ObjectiveConfig{})
+	if !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "DefaultObjectiveConfig") {
+		t.Errorf("zero config: %v, want a range error pointing to DefaultObjectiveConfig", err)
+	}
+}
+
+// TestStepPassesTokenWeightsAndProx: APPO-style token weights multiply
+// each token's policy loss on top of TAS, and proximal log-probs make both
+// parts decoupled PPO — exactly as ppo.PolicyLoss computes them.
+func TestStepPassesTokenWeightsAndProx(t *testing.T) {
+	s := randomStep[float64](11, 2, 3, 3, 8, false)
+	o := objective[float64](t, nil)
+	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+	base, err := o.Step(gOn, gOff, s.on, s.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ones := func(x tensor.Batch[float64], v float64) tensor.Batch[float64] {
+		y := tensor.MustNew[float64](x.B, x.T)
+		for i := range y.Data {
+			y.Data[i] = v
+		}
+		return y
+	}
+	// Weights of 2 everywhere double the policy loss and its gradient.
+	w := s
+	w.on.TokenWeights, w.off.TokenWeights = ones(s.on.Logp, 2), ones(s.off.Logp, 2)
+	g2On, g2Off := make([]float64, len(gOn)), make([]float64, len(gOff))
+	res, err := o.Step(g2On, g2Off, w.on, w.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.Loss-2*base.Loss) > 1e-12*math.Max(1, math.Abs(base.Loss)) {
+		t.Errorf("loss with weights 2: %v, want 2·%v", res.Loss, base.Loss)
+	}
+	for i := range gOff {
+		if math.Abs(g2Off[i]-2*gOff[i]) > 1e-12 {
+			t.Fatalf("off grad[%d] = %v, want 2·%v", i, g2Off[i], gOff[i])
+		}
+	}
+	// A proximal policy equal to the current one: ratio 1, behaviour
+	// weights π_θ/π_old; the parts report them.
+	p := s
+	p.on.ProxLogp, p.off.ProxLogp = s.on.Logp, s.off.Logp
+	res, err = o.Step(g2On, g2Off, p.on, p.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.On.MeanRatio != 1 || res.Off.MeanRatio != 1 || res.Off.MeanBehaveWeight == 1 {
+		t.Errorf("decoupled: mean ratios %v, %v, behaviour weight %v; want 1, 1, ≠ 1",
+			res.On.MeanRatio, res.Off.MeanRatio, res.Off.MeanBehaveWeight)
 	}
 }
 
@@ -384,5 +456,33 @@ func TestStepAllocatesNothing(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
 		t.Errorf("%v allocations per step", n)
+	}
+}
+
+// TestOffPolicyKL: by default Eq. 2's KL term is taken on the fresh part
+// only, so the replayed part needs no reference log-probs and its loss has
+// no KL; with OffPolicyKL it has both.
+func TestOffPolicyKL(t *testing.T) {
+	s := randomStep[float64](12, 2, 3, 3, 8, true)
+	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
+	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
+	res, err := o.Step(gOn, gOff, s.on, s.off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.On.KLLoss == 0 || res.Off.KLLoss != 0 {
+		t.Errorf("default: on KL loss %v, off KL loss %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss)
+	}
+	noRef := s.off
+	noRef.RefLogp = tensor.Batch[float64]{}
+	if _, err := o.Step(gOn, gOff, s.on, noRef); err != nil {
+		t.Errorf("default without off-policy reference: %v", err)
+	}
+	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.OffPolicyKL = 0.1, true })
+	if res, err = o.Step(gOn, gOff, s.on, s.off); err != nil || res.Off.KLLoss == 0 {
+		t.Errorf("OffPolicyKL: off KL loss %v, %v", res.Off.KLLoss, err)
+	}
+	if _, err := o.Step(gOn, gOff, s.on, noRef); !errors.Is(err, tensor.ErrEmpty) {
+		t.Errorf("OffPolicyKL without reference: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -41,43 +42,74 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // state is a copy of a buffer's contents, taken under its lock so that the
-// slow encoding runs without it. Experiences' slices are shared, not
-// copied: the buffer never modifies them.
+// slow encoding runs without it. The copy is a handful of bulk copies of
+// the buffer's flat arrays — the VCRS slots and rings, the tiers' rings —
+// into slices allocated before the lock is taken, so the lock is held for
+// memory bandwidth only; walking the prompts in order and encoding happen
+// after it is released. Experiences' slices are shared, not copied: the
+// buffer never modifies them.
 type state struct {
 	cfg       Config
 	version   int64
 	nextID    uint64
 	c         counters
 	forgotten uint64
-	prompts   []promptState // least recently updated first
-	rings     []float64     // W per prompt, in the same order
-	tiers     [NumTiers][]entry
+	prompts   int
+	oldest    int32
+	slots     []slot    // the VCRS slots, linked oldest to newest
+	rings     []float64 // W per slot
+	tiers     [NumTiers]fifo
 }
 
-type promptState struct {
-	id          uint64
-	sum         float64
-	n, pos, hnt uint16
+// sizes are the lengths state copies, read to allocate before locking.
+type sizes struct {
+	slots int
+	tiers [NumTiers]int
+}
+
+func (b *Buffer) sizes() sizes {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	z := sizes{slots: len(b.vcrs.slots)}
+	for t := range b.tiers {
+		z.tiers[t] = len(b.tiers[t].ring)
+	}
+	return z
 }
 
 func (b *Buffer) state() *state {
+	// Allocate (and fault in) the copy's memory before taking the lock,
+	// with room for the prompts that may arrive meanwhile; re-allocate
+	// under the lock only if even that was not enough.
+	z := b.sizes()
+	w := b.cfg.Window
+	room := z.slots + z.slots/16 + 64
+	s := &state{slots: make([]slot, room), rings: make([]float64, room*w)}
+	for t := range s.tiers {
+		s.tiers[t].ring = make([]entry, z.tiers[t])
+	}
+	// Fresh memory from the OS is mapped on first write; write every page
+	// now so that the page faults do not happen under the lock.
+	for i := 0; i < len(s.rings); i += 512 {
+		s.rings[i] = 0
+	}
+	for i := 0; i < len(s.slots); i += 64 {
+		s.slots[i] = slot{}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v := b.vcrs
-	s := &state{cfg: b.cfg, version: b.version, nextID: b.nextID, c: b.c, forgotten: v.forgotten}
-	s.prompts = make([]promptState, 0, v.Len())
-	s.rings = make([]float64, 0, v.Len()*v.window)
-	for t := v.oldest; t != none; t = v.slots[t].newer {
-		sl := &v.slots[t]
-		s.prompts = append(s.prompts, promptState{sl.id, sl.sum, sl.n, sl.pos, sl.hints})
-		s.rings = append(s.rings, v.rings[int(t)*v.window:(int(t)+1)*v.window]...)
+	s.cfg, s.version, s.nextID, s.c, s.forgotten = b.cfg, b.version, b.nextID, b.c, v.forgotten
+	s.prompts, s.oldest = len(v.index), v.oldest
+	if len(v.slots) > len(s.slots) {
+		s.slots, s.rings = make([]slot, len(v.slots)), make([]float64, len(v.rings))
 	}
+	s.slots = s.slots[:copy(s.slots, v.slots)]
+	s.rings = s.rings[:copy(s.rings, v.rings)]
 	for t := range b.tiers {
 		f := &b.tiers[t]
-		s.tiers[t] = make([]entry, f.n)
-		for i := range f.n {
-			s.tiers[t][i] = *f.at(i)
-		}
+		copy(s.tiers[t].ring, f.ring)
+		s.tiers[t].head, s.tiers[t].n = f.head, f.n
 	}
 	return s
 }
@@ -87,11 +119,12 @@ func (s *state) size() uint64 {
 	n := uint64(headerLen + trailerLen)
 	n += 8 + 3*8 + 4 + 8 + 8                          // config
 	n += 8 + 8 + 8 + 3*3*8 + 8 + 8 + 8 + 8 + 8*8 + 16 // state
-	n += 8 + uint64(len(s.prompts))*(8+8+2+2+2+uint64(s.cfg.Window)*8)
+	n += 8 + uint64(s.prompts)*(8+8+2+2+2+uint64(s.cfg.Window)*8)
 	for t := range s.tiers {
 		n += 8
-		for i := range s.tiers[t] {
-			e := &s.tiers[t][i]
+		f := &s.tiers[t]
+		for i := range f.n {
+			e := f.at(i)
 			n += 5*8 + 3*4 + 4*uint64(len(e.Logp)) + 4*uint64(len(e.Tokens)) + uint64(len(e.Payload))
 		}
 	}
@@ -152,22 +185,24 @@ func (s *state) encode(e *encoder) {
 	e.u64(k.hints)
 	e.u64(s.forgotten)
 
-	e.u64(uint64(len(s.prompts)))
+	e.u64(uint64(s.prompts))
 	w := s.cfg.Window
-	for i, p := range s.prompts {
+	for i := s.oldest; i != none; i = s.slots[i].newer {
+		p := &s.slots[i]
 		e.u64(p.id)
 		e.f64(p.sum)
 		e.u16(p.n)
 		e.u16(p.pos)
-		e.u16(p.hnt)
-		for _, r := range s.rings[i*w : (i+1)*w] {
+		e.u16(p.hints)
+		for _, r := range s.rings[int(i)*w : (int(i)+1)*w] {
 			e.f64(r)
 		}
 	}
 	for t := range s.tiers {
-		e.u64(uint64(len(s.tiers[t])))
-		for i := range s.tiers[t] {
-			x := &s.tiers[t][i]
+		f := &s.tiers[t]
+		e.u64(uint64(f.n))
+		for i := range f.n {
+			x := f.at(i)
 			e.u64(x.id)
 			e.u64(x.Prompt)
 			e.u64(uint64(x.Version))
@@ -202,9 +237,12 @@ func (e encoder) bytes(p []byte) { e.w.Write(p) }
 // SaveFile writes a snapshot to path atomically: to a temporary file in the
 // same folder, synced to disk, then renamed over path, and the folder
 // synced. A crash at any moment leaves either the previous file or the new
-// one, never a mix (a crash may leave a temporary file "path.tmp-*" behind;
-// LoadFile never reads it). The file is readable by its owner only.
+// one, never a mix. A save killed mid-way leaves a temporary file
+// "path.tmp-*" behind; LoadFile never reads it, and the next SaveFile or
+// LoadFile of the same path removes it — so one path must have one writer
+// at a time. The file is readable by its owner only.
 func (b *Buffer) SaveFile(path string) (err error) {
+	removeTemps(path)
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -244,88 +282,159 @@ func (b *Buffer) SaveFile(path string) (err error) {
 	return nil
 }
 
-// LoadFile restores a buffer saved by SaveFile.
+// LoadFile restores a buffer saved by SaveFile, reading the file as it
+// decodes (see Restore). It first removes the temporary files a save of the
+// same path killed mid-way left behind (see SaveFile).
 func LoadFile(path string) (*Buffer, error) {
-	data, err := os.ReadFile(path)
+	removeTemps(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: load: %w", err)
 	}
-	b, err := decode(data)
+	defer f.Close()
+	b, err := Restore(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	return b, nil
 }
 
-// Restore reads a snapshot written by Snapshot and returns the buffer it
-// describes, with no drop function. It reads r to the end, holding the
-// snapshot in memory, checks its length and checksum before decoding, and
-// then every invariant of the buffer, so that whatever the bytes it returns
-// either a working buffer or an error wrapping ErrSnapshot (or r's error).
-func Restore(r io.Reader) (*Buffer, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("replay: restore: %w", err)
+// removeTemps removes the "path.tmp-*" files SaveFile writes before its
+// rename: any that exist when no save of path is running were left by a
+// save that was killed. Errors are ignored: a temporary file that cannot be
+// removed is harmless.
+func removeTemps(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
 	}
-	return decode(data)
+	names, err := filepath.Glob(filepath.Join(dir, escapeGlob(base)+".tmp-*"))
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		os.Remove(n)
+	}
+}
+
+// escapeGlob escapes the characters filepath.Match treats specially.
+func escapeGlob(s string) string {
+	var b []byte
+	for i := range len(s) {
+		switch c := s[i]; c {
+		case '*', '?', '[', '\\':
+			b = append(b, '\\', c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// Restore reads a snapshot written by Snapshot and returns the buffer it
+// describes, with no drop function. It decodes as it reads, so that it
+// holds the buffer being built and a few kilobytes, never the whole
+// snapshot; the length in the header bounds every allocation, and the
+// checksum, checked at the end, decides whether the buffer is returned.
+// Every invariant of the buffer is checked too, so that whatever the bytes
+// it returns either a working buffer or an error wrapping ErrSnapshot (or
+// r's error).
+func Restore(r io.Reader) (*Buffer, error) {
+	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)}
+	return d.decode()
 }
 
 func corrupt(format string, a ...any) error {
 	return fmt.Errorf("replay: %w: %s", ErrSnapshot, fmt.Sprintf(format, a...))
 }
 
-func decode(data []byte) (*Buffer, error) {
-	if len(data) < len(snapshotMagic) || string(data[:len(snapshotMagic)]) != snapshotMagic {
+func (d *decoder) decode() (*Buffer, error) {
+	if p := d.next(len(snapshotMagic), "header"); d.err != nil || string(p) != snapshotMagic {
+		if d.err != nil && !errors.Is(d.err, ErrSnapshot) {
+			return nil, d.err
+		}
 		return nil, corrupt("not a replay snapshot (no %q header)", snapshotMagic)
 	}
-	if len(data) < headerLen {
-		return nil, corrupt("truncated: %d bytes, shorter than the header", len(data))
+	format := d.u32("format version")
+	d.total = d.u64("length")
+	if d.err != nil {
+		return nil, d.err
 	}
-	if f := binary.LittleEndian.Uint32(data[8:]); f != snapshotFormat {
-		return nil, corrupt("format version %d, this build reads version %d", f, snapshotFormat)
+	if format != snapshotFormat {
+		return nil, corrupt("format version %d, this build reads version %d", format, snapshotFormat)
 	}
-	total := binary.LittleEndian.Uint64(data[12:])
-	switch {
-	case uint64(len(data)) < total:
-		return nil, corrupt("truncated: %d of %d bytes", len(data), total)
-	case uint64(len(data)) > total:
-		return nil, corrupt("%d bytes after the end of a %d-byte snapshot", uint64(len(data))-total, total)
-	case total < headerLen+trailerLen:
-		return nil, corrupt("length %d is shorter than header and checksum", total)
+	if d.total < headerLen+trailerLen {
+		return nil, corrupt("length %d is shorter than header and checksum", d.total)
 	}
-	body := data[:len(data)-trailerLen]
-	if want, got := binary.LittleEndian.Uint32(data[len(body):]), crc32.Checksum(body, castagnoli); want != got {
-		return nil, corrupt("checksum mismatch (stored %08x, computed %08x): the snapshot is corrupted", want, got)
-	}
-	d := decoder{data: body, off: headerLen}
 	b, err := d.buffer()
 	if err != nil {
 		return nil, err
 	}
-	if d.off != len(body) {
-		return nil, corrupt("%d bytes of unknown data before the checksum", len(body)-d.off)
+	if body := d.total - trailerLen; d.off != body {
+		return nil, corrupt("%d bytes of unknown data before the checksum", body-d.off)
+	}
+	want := d.crc.Sum32()
+	var sum [trailerLen]byte
+	if _, err := io.ReadFull(d.r, sum[:]); err != nil {
+		return nil, d.readErr(err, "checksum")
+	}
+	if got := binary.LittleEndian.Uint32(sum[:]); got != want {
+		return nil, corrupt("checksum mismatch (stored %08x, computed %08x): the snapshot is corrupted", got, want)
+	}
+	if n, _ := io.Copy(io.Discard, d.r); n > 0 {
+		return nil, corrupt("%d bytes after the end of a %d-byte snapshot", n, d.total)
 	}
 	return b, nil
 }
 
-// decoder reads little-endian numbers; reading past the end is an error
-// that sticks.
+// decoder reads little-endian numbers from a stream, feeding every byte to
+// the checksum; an error sticks.
 type decoder struct {
-	data []byte
-	off  int
-	err  error
+	r     *bufio.Reader
+	crc   hash.Hash32
+	off   uint64 // bytes read so far
+	total uint64 // the snapshot's length from its header; 0 until read
+	buf   []byte
+	err   error
 }
 
+// left returns how many body bytes (before the checksum) remain.
+func (d *decoder) left() uint64 {
+	if d.total == 0 {
+		return headerLen - d.off
+	}
+	if d.off > d.total-trailerLen {
+		return 0
+	}
+	return d.total - trailerLen - d.off
+}
+
+func (d *decoder) readErr(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return corrupt("truncated: %s runs past the end of the data (offset %d of %d)", what, d.off, d.total)
+	}
+	return fmt.Errorf("replay: restore: %w", err)
+}
+
+// next returns the next n bytes, valid until the following call.
 func (d *decoder) next(n int, what string) []byte {
 	if d.err != nil {
 		return nil
 	}
-	if n < 0 || n > len(d.data)-d.off {
+	if n < 0 || uint64(n) > d.left() {
 		d.err = corrupt("%s runs past the end (offset %d)", what, d.off)
 		return nil
 	}
-	p := d.data[d.off : d.off+n]
-	d.off += n
+	if cap(d.buf) < n {
+		d.buf = make([]byte, n)
+	}
+	p := d.buf[:n]
+	if _, err := io.ReadFull(d.r, p); err != nil {
+		d.err = d.readErr(err, what)
+		return nil
+	}
+	d.crc.Write(p)
+	d.off += uint64(n)
 	return p
 }
 
@@ -356,7 +465,7 @@ func (d *decoder) f64(what string) float64 { return math.Float64frombits(d.u64(w
 // can still follow, so that no allocation exceeds the snapshot's size.
 func (d *decoder) count(size int, limit uint64, what string) int {
 	n := d.u64(what)
-	if d.err == nil && (n > limit || n > uint64(len(d.data)-d.off)/uint64(size)) {
+	if d.err == nil && (n > limit || n > d.left()/uint64(size)) {
 		d.err = corrupt("%s %d exceeds what the snapshot holds", what, n)
 	}
 	return int(n)
@@ -364,7 +473,7 @@ func (d *decoder) count(size int, limit uint64, what string) int {
 
 func (d *decoder) len32(size int, limit int, what string) int {
 	n := d.u32(what)
-	if d.err == nil && (uint64(n) > uint64(limit) || uint64(n) > uint64(len(d.data)-d.off)/uint64(size)) {
+	if d.err == nil && (uint64(n) > uint64(limit) || uint64(n) > d.left()/uint64(size)) {
 		d.err = corrupt("%s %d exceeds what the snapshot holds", what, n)
 	}
 	return int(n)
@@ -445,6 +554,9 @@ func (d *decoder) prompts(b *Buffer) error {
 	v := b.vcrs
 	w := v.window
 	n := d.count(8+8+2+2+2+8*w, uint64(v.max), "prompt count")
+	if d.err == nil {
+		v.reserve(n)
+	}
 	for range n {
 		id := d.u64("prompt id")
 		sum := d.f64("prompt sum")
@@ -479,6 +591,18 @@ func (d *decoder) prompts(b *Buffer) error {
 	return d.err
 }
 
+// fill reads len(p) bytes into p in pieces, so that a large payload is
+// not staged in the decoder's buffer as well.
+func (d *decoder) fill(p []byte, what string) {
+	for len(p) > 0 && d.err == nil {
+		k := min(len(p), 1<<16)
+		if q := d.next(k, what); q != nil {
+			copy(p, q)
+		}
+		p = p[k:]
+	}
+}
+
 func (d *decoder) tiers(b *Buffer) error {
 	seen := map[uint64]bool{}
 	for t := range b.tiers {
@@ -510,10 +634,9 @@ func (d *decoder) tiers(b *Buffer) error {
 					}
 				}
 			}
-			if np := d.len32(1, maxPayload, "payload length"); np > 0 {
-				if p := d.next(np, "payload"); d.err == nil {
-					e.Payload = append([]byte(nil), p...)
-				}
+			if np := d.len32(1, maxPayload, "payload length"); np > 0 && d.err == nil {
+				e.Payload = make([]byte, np)
+				d.fill(e.Payload, "payload")
 			}
 			if d.err != nil {
 				return d.err

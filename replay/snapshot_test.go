@@ -7,11 +7,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,6 +301,10 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.Wait()
+		tmp, _ := filepath.Glob(path + ".tmp-*")
+		if len(tmp) > 0 {
+			torn++
+		}
 		got, err := replay.LoadFile(path)
 		if err != nil {
 			t.Fatalf("round %d: the file does not load after a kill: %v", round, err)
@@ -308,11 +314,93 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		}
 		versions = append(versions, got.Version())
 		if tmp, _ := filepath.Glob(path + ".tmp-*"); len(tmp) > 0 {
-			torn++
-			for _, f := range tmp {
-				os.Remove(f)
-			}
+			t.Fatalf("round %d: LoadFile left the killed save's temporary files %v", round, tmp)
 		}
 	}
 	t.Logf("versions loaded after each kill: %v; %d of 6 kills interrupted a save", versions, torn)
+}
+
+// TestTempFilesCleanedOnNextOpen: the temporary files of a killed save of
+// a path are removed by the next LoadFile or SaveFile of that path; other
+// files are left alone.
+func TestTempFilesCleanedOnNextOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "replay[1].snap") // a name with glob characters
+	b := newBuffer(t, nil)
+	add(t, b, exp(1, 1, 0))
+	if err := b.SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
+	litter := func() []string {
+		var names []string
+		for _, n := range []string{path + ".tmp-123", path + ".tmp-456"} {
+			if err := os.WriteFile(n, []byte("half a snapshot"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, n)
+		}
+		return names
+	}
+	other := filepath.Join(dir, "other.snap.tmp-1")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []func() error{
+		func() error { _, err := replay.LoadFile(path); return err },
+		func() error { return b.SaveFile(path) },
+	} {
+		names := litter()
+		if err := open(); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if _, err := os.Stat(n); !os.IsNotExist(err) {
+				t.Errorf("%s survived: %v", n, err)
+			}
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another path's temporary file was removed: %v", err)
+	}
+}
+
+// oneByte hands out its data a byte per Read, as a slow pipe would.
+type oneByte struct{ p []byte }
+
+func (r *oneByte) Read(p []byte) (int, error) {
+	if len(r.p) == 0 {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p[0], r.p = r.p[0], r.p[1:]
+	return 1, nil
+}
+
+// TestRestoreStreams: Restore decodes from a reader that yields a byte at
+// a time, and still rejects a truncated stream and trailing bytes.
+func TestRestoreStreams(t *testing.T) {
+	b := newBuffer(t, func(c *replay.Config) { c.Capacity = 30 })
+	for p := range uint64(20) {
+		add(t, b, exp(p, float64(p%2), 0))
+	}
+	var buf bytes.Buffer
+	if err := b.Snapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := replay.Restore(&oneByte{buf.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != b.Len() || got.Stats() != b.Stats() {
+		t.Errorf("restored %+v, want %+v", got.Stats(), b.Stats())
+	}
+	data := buf.Bytes()
+	if _, err := replay.Restore(&oneByte{data[:len(data)-1]}); !errors.Is(err, replay.ErrSnapshot) {
+		t.Errorf("truncated: %v", err)
+	}
+	if _, err := replay.Restore(&oneByte{append(slices.Clone(data), 0)}); !errors.Is(err, replay.ErrSnapshot) {
+		t.Errorf("trailing byte: %v", err)
+	}
 }

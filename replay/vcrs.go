@@ -129,34 +129,37 @@ func (v *VCRS) slotOf(prompt uint64) int32 {
 }
 
 // Position returns where R̄(prompt) sits in the distribution of R̄ over the
-// tracked prompts, as a fraction in [0, 1): with b prompts strictly below it
-// and e prompts (itself included) equal to it, out of n,
+// tracked prompts, as a fraction in [0, 1): with b prompts strictly below
+// it, out of n,
 //
-//	p = (b + u·e)/n,
+//	p = b/n.
 //
-// u ∈ [0, 1) a fixed hash of the prompt id. Without ties p lies in the
-// prompt's own 1/n-wide cell of the distribution; a block of tied prompts
-// (common with binary rewards, whose R̄ is a multiple of 1/W) is spread
-// evenly over the block's cell instead of landing in one tier, so the
-// tiers receive prompts in proportion to their shares either way. ok is
-// false for a prompt that is not tracked.
+// Ties resolve to the bottom of the tied block: every prompt that shares
+// its R̄ with others gets the position of the lowest of them, so a block of
+// tied prompts (common with binary rewards, whose R̄ is a multiple of 1/W,
+// and universal early in training, when every prompt is at R̄ = 0) lands
+// whole in the hardest tier it reaches. The rule is deterministic — it
+// depends on R̄ and the distribution only, never on the prompt id — and it
+// guarantees that a prompt whose R̄ is at or below the Hard quantile always
+// goes to the Hard tier. The price is that tiers no longer receive prompts
+// exactly in proportion to their shares when ties straddle a cut: the
+// harder tier takes the whole block. ok is false for a prompt that is not
+// tracked.
 func (v *VCRS) Position(prompt uint64) (p float64, ok bool) {
 	s, ok := v.index[prompt]
 	if !ok {
 		return 0, false
 	}
-	return v.position(v.slots[s].mean, prompt), true
+	return v.position(v.slots[s].mean), true
 }
 
-// position is Position for a value m held by prompt.
-func (v *VCRS) position(m float64, prompt uint64) float64 {
+// position is Position for the value m.
+func (v *VCRS) position(m float64) float64 {
 	n := len(v.index)
 	if n == 0 {
-		return unit(prompt)
+		return 0
 	}
-	below, atMost := v.means.count(m, false), v.means.count(m, true)
-	p := (float64(below) + unit(prompt)*float64(atMost-below)) / float64(n)
-	return min(p, math.Nextafter(1, 0))
+	return float64(v.means.count(m, false)) / float64(n)
 }
 
 // Quantile returns the R̄ of the tracked prompt of rank ⌊p·n⌋ (0-based, the
@@ -279,6 +282,25 @@ func (v *VCRS) grow() {
 	v.rings = v.rings[:(n+1)*v.window]
 }
 
+// reserve makes room for n more prompts at once (Restore knows how many
+// are coming), so that the arrays are allocated once at their final size
+// instead of doubling through copies.
+func (v *VCRS) reserve(n int) {
+	need := min(len(v.slots)+n, v.max)
+	if need <= cap(v.slots) {
+		return
+	}
+	slots := make([]slot, len(v.slots), need)
+	copy(slots, v.slots)
+	v.slots = slots
+	rings := make([]float64, len(v.rings), need*v.window)
+	copy(rings, v.rings)
+	v.rings = rings
+	if len(v.index) == 0 {
+		v.index = make(map[uint64]int32, need)
+	}
+}
+
 func (v *VCRS) unlink(s int32) {
 	sl := &v.slots[s]
 	if sl.newer != none {
@@ -303,19 +325,4 @@ func (v *VCRS) linkNewest(s int32) {
 		v.oldest = s
 	}
 	v.newest = s
-}
-
-// mix is SplitMix64's finaliser: a bijection of uint64 whose output bits
-// all depend on every input bit.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// unit maps a prompt id to a fixed number in [0, 1).
-func unit(prompt uint64) float64 {
-	return float64(mix(prompt)>>11) * 0x1p-53
 }

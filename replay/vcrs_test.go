@@ -218,29 +218,38 @@ func countEq(xs []float64, m float64) int {
 	return n
 }
 
-// TestPositionSpreadsTies: prompts that all share one R̄ land in the tiers
-// in proportion to the shares (up to the hash's sampling noise).
-func TestPositionSpreadsTies(t *testing.T) {
-	const n = 4000
+// TestPositionTiesGoHard: prompts that share one R̄ all take the position
+// of the lowest of them, so a tied block lands whole in the hardest tier it
+// reaches — every prompt at R̄ = 0 is Hard, whatever its id — and the rule
+// depends on the scores only.
+func TestPositionTiesGoHard(t *testing.T) {
+	const n = 1000
 	v := newVCRS(t, 20, n)
+	// 600 prompts at R̄ = 0 (hard), 250 at 0.5, 150 at 1.
 	for p := range uint64(n) {
-		v.Observe(p, 0)
-	}
-	var counts [3]int // below 0.4, 0.4..0.75, above
-	for p := range uint64(n) {
-		pos, _ := v.Position(p)
+		r := 0.0
 		switch {
-		case pos < 0.4:
-			counts[0]++
-		case pos < 0.75:
-			counts[1]++
-		default:
-			counts[2]++
+		case p >= 850:
+			r = 1
+		case p >= 600:
+			r = 0.5
 		}
+		v.Observe(p, r)
 	}
-	for i, share := range []float64{0.4, 0.35, 0.25} {
-		if got := float64(counts[i]) / n; math.Abs(got-share) > 0.03 {
-			t.Errorf("band %d holds %.3f of tied prompts, want %.2f", i, got, share)
+	for p := range uint64(n) {
+		pos, ok := v.Position(p)
+		if !ok {
+			t.Fatalf("prompt %d not tracked", p)
+		}
+		var want float64
+		switch {
+		case p >= 850:
+			want = 0.85
+		case p >= 600:
+			want = 0.6
+		}
+		if pos != want {
+			t.Fatalf("prompt %d: position %v, want %v (the bottom of its tied block)", p, pos, want)
 		}
 	}
 }

@@ -124,6 +124,13 @@ type Observation struct {
 	// Failed marks a sample whose verification failed: it is counted, and
 	// left out of every mean.
 	Failed bool
+	// Timeout marks a verdict of 0 because verification ran out of time:
+	// it is in every mean (as the 0 it scored) and counted in Timeouts.
+	Timeout bool
+	// Limit marks a verdict of 0 because the response hit a verifier's
+	// size or work limit (a Reason starting "limit:"): in every mean and
+	// counted in Limits.
+	Limit bool
 }
 
 // SourceStats are the diagnostics of one data source since the last reset
@@ -131,8 +138,10 @@ type Observation struct {
 type SourceStats struct {
 	Source string
 	// Count is the number of scored samples; Failed the number whose
-	// verification failed (not in the means).
-	Count, Failed int
+	// verification failed (not in the means); Timeouts and Limits the
+	// numbers of scored samples whose verification timed out or hit a
+	// limit (in the means, as the 0 they scored).
+	Count, Failed, Timeouts, Limits int
 	// Mean reward, accuracy and format scores, and the share of correct
 	// samples.
 	Reward, Accuracy, Format, CorrectRate float64
@@ -148,9 +157,9 @@ type SourceStats struct {
 }
 
 type sourceAcc struct {
-	n, failed, correct, truncated, reflective, reflectiveCorrect int
-	reward, accuracy, format                                     float64
-	length, lengthCorrect                                        float64
+	n, failed, timeouts, limits, correct, truncated, reflective, reflectiveCorrect int
+	reward, accuracy, format                                                       float64
+	length, lengthCorrect                                                          float64
 }
 
 // Diagnostics accumulates per-source statistics of scored samples, for a
@@ -223,6 +232,12 @@ func (a *sourceAcc) add(o *Observation, reflective bool) {
 		return
 	}
 	a.n++
+	if o.Timeout {
+		a.timeouts++
+	}
+	if o.Limit {
+		a.limits++
+	}
 	a.reward += o.Reward
 	a.accuracy += o.Accuracy
 	a.format += o.Format
@@ -257,6 +272,7 @@ func (d *Diagnostics) recordBatch(samples []Sample, outs []Outcome, reflective [
 		o := Observation{
 			Source: s.Spec.DataSource, Reward: out.Reward, Accuracy: out.Accuracy, Format: out.Format,
 			Correct: out.Correct, Length: max(s.Length, 0), Truncated: s.Truncated, Failed: out.Err != nil,
+			Timeout: out.Timeout, Limit: strings.HasPrefix(out.Reason, "limit:"),
 		}
 		d.acc(o.Source).add(&o, reflective[i])
 	}
@@ -310,6 +326,8 @@ func (a *sourceAcc) stats(src string) SourceStats {
 		Source:            src,
 		Count:             a.n,
 		Failed:            a.failed,
+		Timeouts:          a.timeouts,
+		Limits:            a.limits,
 		Reward:            ratio(a.reward, n),
 		Accuracy:          ratio(a.accuracy, n),
 		Format:            ratio(a.format, n),
@@ -325,15 +343,17 @@ func (a *sourceAcc) stats(src string) SourceStats {
 }
 
 // Metrics flattens stats into the key/value form trainers log, keys
-// "<prefix>/<source>/<metric>" with the metrics count, failed, reward,
+// "<prefix>/<source>/<metric>" with the metrics count, failed, timeouts, limits, reward,
 // accuracy, format, correct_rate, length, length_correct,
 // length_incorrect, truncation_rate, reflection_ratio, reflection_correct.
 func Metrics(prefix string, stats []SourceStats) map[string]float64 {
-	m := make(map[string]float64, 12*len(stats))
+	m := make(map[string]float64, 14*len(stats))
 	for _, s := range stats {
 		p := prefix + "/" + s.Source + "/"
 		m[p+"count"] = float64(s.Count)
 		m[p+"failed"] = float64(s.Failed)
+		m[p+"timeouts"] = float64(s.Timeouts)
+		m[p+"limits"] = float64(s.Limits)
 		m[p+"reward"] = s.Reward
 		m[p+"accuracy"] = s.Accuracy
 		m[p+"format"] = s.Format

@@ -77,7 +77,7 @@ func TestDiagnostics(t *testing.T) {
 		t.Errorf("det stats %+v", det)
 	}
 	metrics := rewards.Metrics("train", s)
-	if len(metrics) != 24 || metrics["train/math/reflection_ratio"] != 2.0/3 || metrics["train/det/count"] != 1 {
+	if len(metrics) != 28 || metrics["train/math/reflection_ratio"] != 2.0/3 || metrics["train/det/count"] != 1 {
 		t.Errorf("metrics %v", metrics)
 	}
 	if f := d.Flush(); len(f) != 2 {

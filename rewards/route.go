@@ -41,21 +41,37 @@ type RouteSpec struct {
 // and states no default; these are rlpost's.
 func DefaultRouteSpec() RouteSpec { return RouteSpec{AccuracyRatio: 1, FormatRatio: 0.1} }
 
-// UnmarshalJSON decodes a spec on top of the default ratios.
+// UnmarshalJSON decodes a spec on top of the default ratios, and rejects
+// ratios that are negative or whose sum overflows (see Validate) when the
+// spec is built rather than when a sample is scored.
 func (s *RouteSpec) UnmarshalJSON(b []byte) error {
 	type plain RouteSpec // no methods: no recursion
 	p := plain(DefaultRouteSpec())
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
+	if err := RouteSpec(p).validateRatios(); err != nil {
+		return fmt.Errorf("rewards: %w", err)
+	}
 	*s = RouteSpec(p)
 	return nil
 }
 
-// Validate reports ratios that are negative, not finite or both zero, and
-// a missing verifier key when the accuracy ratio is positive (a spec with
-// a = 0 scores format only and needs no verifier).
+// Validate reports ratios that are negative, not finite, both zero or so
+// large that a + f overflows (the reward would be NaN), and a missing
+// verifier key when the accuracy ratio is positive (a spec with a = 0
+// scores format only and needs no verifier).
 func (s RouteSpec) Validate() error {
+	if err := s.validateRatios(); err != nil {
+		return err
+	}
+	if s.Verifier == "" && s.AccuracyRatio > 0 {
+		return tensor.Errorf(tensor.ErrEmpty, "verifier", nil, "no verifier key with accuracy_ratio %v", s.AccuracyRatio)
+	}
+	return nil
+}
+
+func (s RouteSpec) validateRatios() error {
 	for _, f := range [...]struct {
 		name string
 		v    float64
@@ -67,8 +83,8 @@ func (s RouteSpec) Validate() error {
 	if s.AccuracyRatio+s.FormatRatio == 0 {
 		return tensor.Errorf(tensor.ErrRange, "accuracy_ratio + format_ratio", nil, "0; start from DefaultRouteSpec (1.0 and 0.1)")
 	}
-	if s.Verifier == "" && s.AccuracyRatio > 0 {
-		return tensor.Errorf(tensor.ErrEmpty, "verifier", nil, "no verifier key with accuracy_ratio %v", s.AccuracyRatio)
+	if math.IsInf(s.AccuracyRatio+s.FormatRatio, 0) {
+		return tensor.Errorf(tensor.ErrRange, "accuracy_ratio + format_ratio", nil, "%v + %v overflows; scale both down", s.AccuracyRatio, s.FormatRatio)
 	}
 	return nil
 }
@@ -101,9 +117,15 @@ type Outcome struct {
 	// Correct and Parsed come from the verifier.
 	Correct bool
 	Parsed  string
+	// Timeout marks a verification stopped by its deadline (the verifier's
+	// own budget or Router.Timeout); Reason says why an accuracy is 0
+	// without a judgement (no answer slot, a size limit, a timeout). Such
+	// a sample is a verdict of 0, counted in every mean, not an Err.
+	Timeout bool
+	Reason  string
 	// Err is this sample's failure (bad spec, unknown verifier, reference
-	// that does not parse, timeout, a verifier that panicked); Reward is 0
-	// then. Other samples are unaffected.
+	// that does not parse, the batch's context ending, a verifier that
+	// panicked); Reward is 0 then. Other samples are unaffected.
 	Err error
 }
 
@@ -209,6 +231,7 @@ func (r *Router) score(ctx context.Context, reg *verifiers.Registry, format veri
 	if err := spec.Validate(); err != nil {
 		return Outcome{Err: err}
 	}
+	parent := ctx
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
@@ -217,13 +240,27 @@ func (r *Router) score(ctx context.Context, reg *verifiers.Registry, format veri
 	if spec.AccuracyRatio > 0 {
 		res, err := reg.Verify(ctx, spec.Verifier, s.Response, s.Reference, spec.VerifierParm)
 		if err != nil {
+			// The sample's own deadline expired (not the batch's): a
+			// verdict of 0 that the statistics count, not a failure that
+			// drops the sample from them.
+			if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+				return Outcome{Timeout: true, Reason: "timeout: " + err.Error()}
+			}
 			return Outcome{Err: err}
 		}
+		if res.Timeout && parent.Err() != nil {
+			// The batch's context ended: not this sample's verdict.
+			return Outcome{Err: parent.Err()}
+		}
 		out.Accuracy, out.Correct, out.Parsed = res.Score, res.Correct, res.Parsed
+		out.Timeout, out.Reason = res.Timeout, res.Reason
 	}
 	if spec.FormatRatio > 0 {
 		res, err := format.Verify(ctx, s.Response, "", nil)
 		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+				return Outcome{Timeout: true, Reason: "timeout: format: " + err.Error()}
+			}
 			return Outcome{Err: fmt.Errorf("format: %w", err)}
 		}
 		if !(res.Score >= 0 && res.Score <= 1) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
 
@@ -201,12 +202,71 @@ func TestRouteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range out {
-		if !errors.Is(o.Err, context.DeadlineExceeded) {
-			t.Errorf("outcome %+v, want a deadline error", o)
+		if o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
+			t.Errorf("outcome %+v, want a timeout verdict of 0", o)
 		}
 	}
-	// A per-sample timeout is a verification failure and is counted.
-	if s := diag.Snapshot(); len(s) != 1 || s[0].Failed != 2 {
+	// A per-sample timeout is a verdict of 0: in the means and counted.
+	if s := diag.Snapshot(); len(s) != 1 || s[0].Count != 2 || s[0].Timeouts != 2 || s[0].Failed != 0 {
 		t.Errorf("diagnostics %+v", s)
+	}
+}
+
+func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
+	var s rewards.RouteSpec
+	for _, in := range []string{
+		`{"verifier": "math", "accuracy_ratio": 1e308, "format_ratio": 1e308}`,
+		`{"verifier": "math", "accuracy_ratio": -1}`,
+		`{"verifier": "math", "format_ratio": -0.1}`,
+	} {
+		if err := json.Unmarshal([]byte(in), &s); !errors.Is(err, tensor.ErrRange) {
+			t.Errorf("%s: %v, want ErrRange", in, err)
+		}
+	}
+	spec := rewards.DefaultRouteSpec()
+	spec.Verifier = "math"
+	for _, bad := range []float64{math.NaN(), math.Inf(1), -1, math.MaxFloat64} {
+		spec.AccuracyRatio, spec.FormatRatio = bad, math.MaxFloat64
+		if err := spec.Validate(); err == nil {
+			t.Errorf("ratios %v, %v accepted", bad, math.MaxFloat64)
+		}
+	}
+}
+
+// TestRouteCountsVerifierTimeouts checks that a verifier's own timeout
+// verdict (math's budget, say) and a limit hit are counted: in the means
+// as the 0 they scored and in SourceStats.Timeouts and Limits, never
+// dropped.
+func TestRouteCountsVerifierTimeouts(t *testing.T) {
+	var reg verifiers.Registry
+	_ = reg.Register("slow", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Timeout: true, Reason: "timeout: budget"}, nil
+	}))
+	_ = reg.Register("fast", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Score: 1, Correct: true}, nil
+	}))
+	_ = reg.Register("big", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Reason: "limit: too long"}, nil
+	}))
+	samples := []rewards.Sample{mkSample("m", "slow", "a", "a", nil), mkSample("m", "fast", "a", "a", nil), mkSample("m", "big", "a", "a", nil)}
+	for i := range samples {
+		samples[i].Spec.FormatRatio = 0
+	}
+	out := make([]rewards.Outcome, 3)
+	diag := rewards.NewDiagnostics()
+	r := rewards.Router{Registry: &reg, Diagnostics: diag}
+	if err := r.Route(context.Background(), out, samples); err != nil {
+		t.Fatal(err)
+	}
+	if o := out[0]; o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
+		t.Errorf("timed-out sample: %+v", o)
+	}
+	s := diag.Snapshot()
+	if len(s) != 1 || s[0].Count != 3 || s[0].Timeouts != 1 || s[0].Limits != 1 || s[0].Failed != 0 || math.Abs(s[0].Accuracy-1.0/3) > 1e-12 {
+		t.Errorf("diagnostics %+v; want all samples in the mean, one timeout, one limit", s)
+	}
+	m := rewards.Metrics("train", s)
+	if m["train/m/timeouts"] != 1 || m["train/m/limits"] != 1 {
+		t.Errorf("metrics %v", m)
 	}
 }

@@ -19,6 +19,7 @@ const testToken = "0123456789abcdef-test-token"
 //
 //	slow      waits for its context to end, then returns its error
 //	stubborn  ignores its context and sleeps 1 s, then scores 1
+//	selfstop  stops at its own budget: score 0, Timeout, a reason
 //	panic     panics
 //	gate      signals started, then waits for release (or its context)
 func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}) *verifiers.Registry {
@@ -38,6 +39,9 @@ func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}
 	must(t, reg.Register("stubborn", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
 		time.Sleep(time.Second)
 		return verifiers.Result{Score: 1, Correct: true}, nil
+	})))
+	must(t, reg.Register("selfstop", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Timeout: true, Reason: "timeout: own budget"}, nil
 	})))
 	must(t, reg.Register("panic", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
 		panic("boom")

@@ -52,7 +52,21 @@ func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
 	if code != 200 || d.Reward != 0 || !d.Timeout || d.Reason == "" {
 		t.Errorf("slime with a timeout: %d %s", code, resp)
 	}
+	// A verifier that stops itself at its own budget counts the same.
+	code, resp = post(t, ts.URL+"/verify", `{"items": [{"verifier": "selfstop", "pred": "x"}]}`)
+	got = verifyAnswer{}
+	decode(t, resp, &got)
+	if r := got.Results[0]; code != 200 || !r.Timeout || r.Reason != "timeout: own budget" || *r.Score != 0 {
+		t.Errorf("verifier's own timeout: %d %s", code, resp)
+	}
+	code, resp = post(t, ts.URL+"/openrlhf", `{"query": ["a"], "labels": [{"verifier": "selfstop"}]}`)
+	o = openRLHFAnswer{}
+	decode(t, resp, &o)
+	if code != 200 || o.ExtraLogs["timeout"][0] != 1 || o.ExtraLogs["error"][0] != 0 {
+		t.Errorf("openrlhf, verifier's own timeout: %d %s", code, resp)
+	}
 	for series, want := range map[string]float64{
+		`rlpost_serve_item_timeouts_total{endpoint="verify",verifier="selfstop"}`: 1,
 		`rlpost_serve_item_timeouts_total{endpoint="verify",verifier="slow"}`:     1,
 		`rlpost_serve_item_timeouts_total{endpoint="verify",verifier="stubborn"}`: 1,
 		`rlpost_serve_item_timeouts_total{endpoint="openrlhf",verifier="slow"}`:   1,

@@ -155,7 +155,9 @@ func (s *Server) score(b *batch, i int, hist map[string]prometheus.Observer) {
 	case err != nil && b.ctx.Err() != nil:
 		b.answer(i, outcome{cancelled: true, err: errCancelled})
 	default:
-		b.answer(i, outcome{res: res, err: err})
+		// A verifier that stops at its own budget says so in the result;
+		// it counts as a timeout like one stopped by the deadline here.
+		b.answer(i, outcome{res: res, err: err, timeout: err == nil && res.Timeout})
 	}
 }
 
@@ -184,9 +186,18 @@ func (s *Server) call(ctx context.Context, it *item) (res verifiers.Result, err 
 func (o *outcome) wire(timeout time.Duration) (verifyline.Result, error) {
 	switch {
 	case o.timeout:
-		return verifyline.Result{Timeout: true, Reason: fmt.Sprintf("timeout: verifier ran past %v", timeout)}, nil
+		return verifyline.Result{Timeout: true, Reason: o.timeoutReason(timeout)}, nil
 	case o.err != nil:
 		return verifyline.Result{}, o.err
 	}
 	return verifyline.FromVerifier(o.res), nil
+}
+
+// timeoutReason is the verifier's own reason when it stopped itself, else
+// the service's deadline.
+func (o *outcome) timeoutReason(timeout time.Duration) string {
+	if o.res.Reason != "" {
+		return o.res.Reason
+	}
+	return fmt.Sprintf("timeout: verifier ran past %v", timeout)
 }

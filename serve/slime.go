@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 )
 
 // slimeBody is what slime's remote reward call posts (--rm-type remote_rm
@@ -62,11 +61,11 @@ func (s *Server) slime(ctx context.Context, body []byte, detail string) ([]byte,
 	d := slimeDetail{Reward: o.score(), Correct: o.correct(), Timeout: o.timeout, Verifier: c.verifier}
 	switch {
 	case o.timeout:
-		d.Reason = fmt.Sprintf("timeout: verifier ran past %v", s.cfg.Timeout)
+		d.Reason = o.timeoutReason(s.cfg.Timeout)
 	case o.err != nil:
 		d.Error = o.err.Error()
 	default:
-		d.Parsed = o.res.Parsed
+		d.Parsed, d.Reason = o.res.Parsed, o.res.Reason
 	}
 	out, err := json.Marshal(d)
 	if err != nil { // only a non-finite score could do this, and the registry rejects those

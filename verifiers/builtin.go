@@ -1,7 +1,8 @@
 package verifiers
 
 // The built-in verifiers join the Default registry when the package is
-// loaded; "math" adapts package mathverify.
+// loaded; "math" adapts package mathverify, "svg" runs without a renderer
+// (see SVG). One line per verifier.
 func init() {
 	for _, b := range []struct {
 		name string
@@ -15,6 +16,7 @@ func init() {
 		{"detection", DetectionVerifier},
 		{"ocr", OCR},
 		{"html", HTML},
+		{"svg", SVG{}.Verify},
 		{"format", Format},
 		{"format_tags", FormatTagsVerifier},
 		{"temporal_iou", TemporalIoUVerifier},

@@ -101,12 +101,15 @@ func HTML(ctx context.Context, pred, ref string, p Params) (Result, error) {
 
 var htmlRule = rule{name: "html", extract: ExtractCode, params: []string{"pass"}, score: scoreHTML}
 
-func scoreHTML(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
+func scoreHTML(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	pass, err := passParam(p)
 	if err != nil || !found {
 		return Result{}, err
 	}
 	tok, tag := CodeOverlap(ans, ref)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // the deadline, checked after the linear work
+	}
 	score := clamp01(0.6*tok + 0.4*tag)
 	return Result{Score: score, Correct: score >= pass, Parsed: ans}, nil
 }

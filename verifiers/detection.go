@@ -266,7 +266,7 @@ var detectionRule = rule{
 	score:  scoreDetection,
 }
 
-func scoreDetection(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
+func scoreDetection(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	cfg, err := detectionParams(p)
 	if err != nil {
 		return Result{}, err
@@ -285,7 +285,12 @@ func scoreDetection(_ context.Context, ans string, found bool, ref string, p Par
 	}
 	got, err := ParseDetections(ans)
 	if err != nil {
-		return Result{}, nil
+		return Result{Reason: "no detections: " + clip(err.Error())}, nil
+	}
+	// Parsing is the linear part; the matching after it is bounded by
+	// MaxBoxes. The deadline is checked between them.
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
 	}
 	ds, err := ScoreDetections(gt, got, cfg)
 	if err != nil {

@@ -1,17 +1,21 @@
 // Package verifiers scores model output against references with rules
-// (docs/spec.md#rewards-and-verifiers): the Verifier interface, a registry keyed by V-Triune's
-// `verifier` name, and the rule verifiers of V-Triune (seed
-// 003_1baf8ead00bcbfc5, §3.2) and LLaVA-OneVision-1.5 (seed
-// 002_54cb955a71cfac75, reward/ modules).
+// (docs/spec.md#rewards-and-verifiers): the Verifier interface, a registry keyed by
+// V-Triune's `verifier` name, and the rule verifiers of "One RL to See
+// Them All" (V-Triune, arXiv 2505.18129, §3.2) and of LLaVA-OneVision-1.5's
+// RL recipe (its reward modules).
 //
 // # Interface
 //
 // A Verifier maps (pred, ref, params) to a Result: Score in [0, 1], Correct,
-// and Parsed, what was extracted from the prediction. Params is V-Triune's
-// per-sample verifier_parm (Fig. 8). A malformed prediction scores 0 with no
-// error; errors report what the trainer supplied: an unparseable reference,
-// a bad or unknown parameter (wrapping ErrParam), input over a limit
-// (ErrTooLarge), a cancelled context. Errors about inputs are
+// Parsed, what was extracted from the prediction, and Timeout and Reason.
+// Params is V-Triune's per-sample verifier_parm (Fig. 8). A malformed
+// prediction scores 0 with no error, and the built-in verifiers say why in
+// Reason (no answer slot, several answers, a malformed slot); so does a
+// prediction over a size limit or a call past its deadline (Timeout set):
+// model output never causes an error, and a sample is never dropped.
+// Errors report what the trainer supplied: an unparseable reference, a bad
+// or unknown parameter (wrapping ErrParam), a reference or params over a
+// limit (ErrTooLarge), a cancelled context. Errors about inputs are
 // *tensor.ArgError values naming the argument ("ref", `params["threshold"]`).
 //
 // Correct is an exact match for answer, choice and number; IoU ≥ ε (0.5
@@ -22,8 +26,9 @@
 // # Registry keys (Default)
 //
 //	answer       exact match of the extracted answer (extract, ignore_case)
-//	choice       first letter, case-insensitive (extract)
-//	number       last number, exact decimal or relative tolerance (extract, tol)
+//	choice       one option letter in the answer slot (extract, lenient)
+//	number       one number in the answer slot, exact or relative tolerance (extract, lenient, tol)
+//	math         package mathverify on the answer slot (its keys, lenient)
 //	iou          one box, IoU with threshold ε (extract, threshold | progress)
 //	detection    multi-box, label-first matching (extract, threshold | progress,
 //	             matching, completeness, count_penalty)
@@ -32,13 +37,34 @@
 //	format       AVATAR's <think>…</think><answer>…</answer>, 1 or 0
 //	format_tags  V-Triune Eq. 2, 0.25 per tag occurring exactly once
 //
-// "svg" needs a renderer and is registered by the caller (type SVG). "math"
-// belongs to package mathverify.
+//	svg          without a renderer: 0.25·(token + tag Jaccard), with a reason
+//
+// The Default "svg" has no renderer (type SVG documents the score rule); a
+// caller with one registers SVG{Render: …} in its own registry.
+//
+// # Answer slot
+//
+// math, choice and number read the answer from one place, the answer slot
+// (AnswerSlot, docs/spec.md#answer-slot): reasoning up to </think> is
+// dropped (a response cut off inside <think> has none); inside the last
+// closed <answer> pair, or the whole response, the slot is the last
+// \boxed{} group or the sentence after the last answer phrase ("the
+// answer is", "final answer:", "the correct option is", "####", or "X is
+// the answer"), whichever comes last; failing both, the <answer> content
+// or a bare final line (a formula, "Option B", or a sentence that ends
+// with its only math environment), or a concluding sentence ("Therefore,
+// the total is 42."). A chat template's end-of-turn token (<|im_end|>)
+// ends the response. Nothing earns a score without a slot;
+// an empty or unclosed <answer>, an unclosed final \boxed{ or boxes that
+// disagree are malformed slots and earn 0 — never a fallback to earlier
+// text. The parameter "lenient": true reads a response without a slot
+// whole.
 //
 // # Extraction
 //
 // The answer a verifier scores comes from the prediction by the "extract"
-// parameter: "auto" (default for most) takes the content of the last
+// parameter: "slot" (default for math, choice, number) is the answer
+// slot; "auto" (default for most others) takes the content of the last
 // closed <answer>…</answer> (else the whole text), then the content of the
 // last \boxed{…} with balanced braces inside it, if any; "code" (default
 // for html and svg) takes the last ``` fenced block instead of \boxed;
@@ -47,13 +73,21 @@
 //
 // # Definitions
 //
-// Multiple choice (LLaVA multiple_choice): the first letter (any script) of
-// the answer equals the first letter of ref, case-insensitively.
+// Multiple choice (LLaVA multiple_choice): the slot names exactly one
+// option (ReadChoice: "B", "(B)", "B)", "Option B", "the answer is (D)",
+// "B is correct") equal to ref's, case-insensitively; a slot naming
+// several options ("A, B", "A or B", "(A) (B) (C) (D)") or none scores 0;
+// a slot equal to the option text ref gives after its letter ("42" for
+// "(B) 42") names that option.
 //
-// Number (LLaVA number): the last number of the answer equals the last
-// number of ref. Numbers are compared as canonical decimal strings ("1,024.50"
-// = "1024.5"), so any length compares exactly; "tol" > 0 allows
-// |a − b| ≤ tol·|b| in float64. Exponents are not read.
+// Number (LLaVA number): the slot holds one number (the same value twice
+// counts once; a value ruled out, "not 6", does not count; a bound, "at
+// least 6", scores 0) equal to the
+// last number of ref, exactly as rationals; "tol" > 0 allows |a − b| ≤
+// tol·|b| in float64. ReadNumbers documents the notation: Unicode minus,
+// thousands groups of exactly three digits (",", "{,}", thin space),
+// scientific notation (1.5e3, 1.5 × 10^3), integer powers (2^10 is 1024),
+// integer fractions, and "%" as a unit ("50%" is 50).
 //
 // IoU (V-Triune Eq. 3; LLaVA bbox): Area(a∩b)/Area(a∪b), scored as IoU if
 // IoU ≥ ε else 0.
@@ -109,15 +143,21 @@
 //
 // # Limits
 //
-// Every built-in verifier rejects pred or ref over MaxInputBytes (1 MiB)
-// with ErrTooLarge and otherwise works in time linear in the input, except
-// where a quadratic table is inherent: edit distance is bounded by
-// MaxEditCells (4 Mi cells, after removing the common prefix and suffix and
-// skipping targets whose length alone puts them below 0.5), detection by
-// MaxBoxes (256) boxes per side, SSIM by MaxPixels (4 Mi pixels). No parser
+// Every built-in verifier scores a pred over MaxInputBytes (1 MiB) 0 with a
+// reason, rejects a ref over it (ErrTooLarge), checks params against
+// MaxParams, MaxParamBytes and MaxParamItems before reading them, and
+// otherwise works in time linear in the input, except where more is
+// inherent: OCR's edit distances share MaxEditCells (4 Mi cells) per call,
+// computed in bands that widen only while the distance can still matter
+// (a call that runs out scores the targets it compared, with a reason);
+// detection is bounded by MaxBoxes (256) boxes per side, SSIM by MaxPixels
+// (4 Mi pixels), math by a 30 ms budget. A call past its context's
+// deadline is a verdict of 0 with Timeout; only a cancelled context is an
+// error. On any input up to 64 KiB, no call takes over 50 ms or allocates
+// over 16 MiB (TestWorstCaseCost). No parser
 // recurses on its input: \boxed{} nesting of any depth is one linear pass,
 // box scanning is linear, and detection JSON goes through encoding/json,
-// which rejects nesting beyond 10 000 levels. Numbers of any length
-// compare exactly as strings; box coordinates beyond float64 make the box
-// unreadable. Invalid UTF-8 counts one character per bad byte.
+// which rejects nesting beyond 10 000 levels. Numbers of up to
+// MaxNumberDigits (4096) digits compare exactly; box coordinates beyond
+// float64 make the box unreadable. Invalid UTF-8 counts one character per bad byte.
 package verifiers

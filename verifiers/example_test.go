@@ -107,3 +107,47 @@ func ExampleRegistry() {
 	fmt.Println(reg.Names(), res.Score)
 	// Output: [exact] 1
 }
+
+// The answer slot is the one place math, choice and number read: here the
+// value after the last answer phrase, not the numbers of the reasoning.
+func ExampleAnswerSlot() {
+	for _, response := range []string{
+		"<think>3 + 4 = 7, so 7 apples.</think>The answer is 7.",
+		"<think>The answer is 7.</think>I am not sure.",
+		`First \boxed{7}, then on reflection \boxed{8}.`,
+	} {
+		answer, reason := verifiers.AnswerSlot(response, false)
+		fmt.Printf("%q %q\n", answer, reason)
+	}
+	// Output:
+	// "7" ""
+	// "" "no answer slot (no <answer>, \\boxed{}, answer phrase or bare final line)"
+	// "8, 7" ""
+}
+
+// A slot with several different numbers earns nothing; notation is read
+// exactly.
+func ExampleNumber() {
+	ctx := context.Background()
+	for _, pred := range []string{"The answer is 1.5e3.", "The answer is 3e5.", "The answer is 1,500 or 1,600.", "The answer is −1,500."} {
+		res, _ := verifiers.Number(ctx, pred, "1500", nil)
+		fmt.Printf("%v %q [%s]\n", res.Score, res.Parsed, res.Reason)
+	}
+	// Output:
+	// 1 "1500" []
+	// 0 "300000" []
+	// 0 "" [several different numbers in the answer]
+	// 0 "-1500" []
+}
+
+func ExampleReadChoice() {
+	for _, s := range []string{"Option B", "The answer is (D).", "A, B, C, D", "A cat sat on the mat"} {
+		letter, reason, ok := verifiers.ReadChoice(s)
+		fmt.Printf("%q %v [%s]\n", letter, ok, reason)
+	}
+	// Output:
+	// 'B' true []
+	// 'D' true []
+	// '\x00' false [several options in the answer]
+	// '\x00' false [the answer does not open with an option letter]
+}

@@ -2,6 +2,8 @@ package verifiers
 
 import (
 	"strings"
+
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // AnswerTag returns the content of the last closed <answer>…</answer> pair
@@ -103,9 +105,31 @@ const (
 	ExtractCode = "code"
 	// ExtractNone: the whole text.
 	ExtractNone = "none"
+	// ExtractSlot: the final answer slot (AnswerSlot), the default of
+	// math, choice and number. No slot means no answer.
+	ExtractSlot = "slot"
 )
 
-var extractModes = []string{ExtractAuto, ExtractAnswer, ExtractBoxed, ExtractCode, ExtractNone}
+var extractModes = []string{ExtractSlot, ExtractAuto, ExtractAnswer, ExtractBoxed, ExtractCode, ExtractNone}
+
+// AnswerSlot returns the final answer slot of a model response under the
+// answer-slot rule (docs/spec.md#answer-slot): reasoning in <think> is
+// dropped; the last closed <answer> pair, if any, is searched; in it (or
+// in the whole response) the slot is the last \boxed{} group or the value
+// after the last answer phrase ("the answer is", "final answer:", "####"),
+// whichever comes last; failing both, the <answer> content or a bare
+// final line. It returns the slot's text (a box group's contents joined by
+// ", ") and "", or "" and the reason there is no slot: none found, a
+// response cut off in its reasoning, an unclosed or empty <answer>, an
+// unclosed final \boxed{, several different boxes. With lenient, a
+// response without any slot is read whole instead.
+func AnswerSlot(pred string, lenient bool) (answer, reason string) {
+	s := slot.Find(pred, lenient)
+	if s.Kind == slot.None {
+		return "", s.Reason
+	}
+	return s.All(), ""
+}
 
 // Extract returns the part of a model response that a verifier scores,
 // trimmed of surrounding white space, under one of the Extract… modes, and
@@ -131,6 +155,10 @@ func Extract(s, mode string) (string, bool) {
 		s, ok = LastBoxed(s)
 	case ExtractNone:
 		ok = true
+	case ExtractSlot:
+		var reason string
+		s, reason = AnswerSlot(s, false)
+		ok = reason == ""
 	}
 	if !ok {
 		return "", false
@@ -144,6 +172,17 @@ func extractParam(pred string, p Params, def string) (string, bool, error) {
 	mode, err := p.Enum("extract", def, extractModes...)
 	if err != nil {
 		return "", false, err
+	}
+	if mode == ExtractSlot {
+		lenient, err := p.Bool("lenient", false)
+		if err != nil {
+			return "", false, err
+		}
+		s, reason := AnswerSlot(pred, lenient)
+		return s, reason == "", nil
+	}
+	if _, ok := p["lenient"]; ok {
+		return "", false, paramErr("lenient", "only with extract \"slot\"")
 	}
 	s, ok := Extract(pred, mode)
 	return s, ok, nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rlpost/rlpost/verifiers"
@@ -321,6 +322,78 @@ func FuzzScoring(f *testing.F) {
 			if th, err := ctl.Observe([]float64{p, math.Abs(a0)}); err == nil && !(th >= 0.5 && th <= 0.99) {
 				t.Errorf("AdaptiveIoU threshold %v", th)
 			}
+		}
+	})
+}
+
+// FuzzReadNumbers checks that ReadNumbers never panics, returns at most
+// its bound of numbers, and reads back the canonical form of each.
+func FuzzReadNumbers(f *testing.F) {
+	for _, s := range []string{"−3", "1,234,567", "1.5e3", "2^10", "3/4", `\frac{3}{4}`, "50%", "1e99999", "1,2", "x_1 = 7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		vals, _ := verifiers.ReadNumbers(s)
+		if len(vals) > 64 {
+			t.Fatalf("ReadNumbers(%q): %d numbers", s, len(vals))
+		}
+		for _, v := range vals {
+			back, _ := verifiers.ReadNumbers(v.RatString())
+			if len(back) != 1 || back[0].Cmp(v) != 0 {
+				t.Fatalf("ReadNumbers(%q) gave %v, which reads back as %v", s, v, back)
+			}
+		}
+	})
+}
+
+// FuzzReadChoice checks that ReadChoice names an upper-case letter with no
+// reason, or gives a reason.
+func FuzzReadChoice(f *testing.F) {
+	for _, s := range []string{"B", "(B)", "Option B", "A, B", "A cat", `\textbf{(C)}`, "I choose B."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, reason, ok := verifiers.ReadChoice(s)
+		if ok && (reason != "" || !unicode.IsLetter(r) || unicode.ToUpper(r) != r) || !ok && reason == "" {
+			t.Fatalf("ReadChoice(%q) = %q, %q, %v", s, r, reason, ok)
+		}
+	})
+}
+
+// FuzzOCRSimilarity checks the banded, budgeted OCR score against the
+// full edit-distance table on strings small enough for both.
+func FuzzOCRSimilarity(f *testing.F) {
+	f.Add("kitten", "sitting", "mitten")
+	f.Add("日本語", "日本", "")
+	f.Add("abcdefgh", "hgfedcba", "abcdefgi")
+	f.Fuzz(func(t *testing.T, pred, t1, t2 string) {
+		if len(pred) > 300 || len(t1) > 300 || len(t2) > 300 {
+			return
+		}
+		targets := []string{t1, t2}
+		got, limited, err := verifiers.OCRSimilarityContext(context.Background(), pred, targets)
+		if err != nil || limited {
+			t.Fatalf("OCRSimilarityContext(%q, %q): %v, %v, limited %v", pred, targets, got, err, limited)
+		}
+		want := 0.0
+		rp := []rune(pred)
+		for _, tg := range targets {
+			n := max(len([]rune(tg)), len(rp))
+			if n == 0 {
+				want = 1
+				break
+			}
+			d, err := verifiers.EditDistance(tg, pred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = max(want, 1-float64(d)/float64(n))
+		}
+		if want < 0.5 {
+			want = 0
+		}
+		if math.Abs(got-want) > 1e-12 {
+			t.Fatalf("OCRSimilarityContext(%q, %q) = %v, full table %v", pred, targets, got, want)
 		}
 	})
 }

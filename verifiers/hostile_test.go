@@ -2,8 +2,10 @@ package verifiers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,8 +35,10 @@ var validRefs = map[string]string{
 }
 
 // hostileInputs are adversarial model outputs just under MaxInputBytes.
-func hostileInputs() map[string]string {
-	const n = verifiers.MaxInputBytes - 64
+func hostileInputs() map[string]string { return hostileInputsN(verifiers.MaxInputBytes - 64) }
+
+// hostileInputsN are adversarial model outputs of about n bytes.
+func hostileInputsN(n int) map[string]string {
 	rng := rand.New(rand.NewPCG(5, 6))
 	random := make([]byte, n)
 	for i := range random {
@@ -119,12 +123,15 @@ func TestHostileInputsAreBounded(t *testing.T) {
 	t.Logf("%d calls, mean %v, slowest %v (%s)", calls, total/time.Duration(calls), slowest, slowestCase)
 }
 
-func TestOverLimitIsAnError(t *testing.T) {
+// TestOverLimit checks that a pred over the size limit is a verdict of 0
+// with a reason (model output earns nothing), and a ref over it is the
+// trainer's error.
+func TestOverLimit(t *testing.T) {
 	big := strings.Repeat("a", verifiers.MaxInputBytes+1)
 	for name, v := range allVerifiers(t) {
 		start := time.Now()
-		if _, err := v.Verify(context.Background(), big, validRefs[name], nil); !errors.Is(err, verifiers.ErrTooLarge) {
-			t.Errorf("%s with pred over the limit: %v", name, err)
+		if res, err := v.Verify(context.Background(), big, validRefs[name], nil); err != nil || res.Score != 0 || res.Reason == "" {
+			t.Errorf("%s with pred over the limit: %+v, %v; want 0 with a reason", name, res, err)
 		}
 		if _, err := v.Verify(context.Background(), "x", big, nil); !errors.Is(err, verifiers.ErrTooLarge) {
 			t.Errorf("%s with ref over the limit: %v", name, err)
@@ -147,9 +154,21 @@ func TestQuadraticPathsAreCapped(t *testing.T) {
 	if took := time.Since(start); err != nil || took > hostileBudget {
 		t.Errorf("ocr at MaxEditCells: %+v, %v in %v", res, err, took)
 	}
-	// One rune past the cap is an error, not a slow answer.
-	if _, err := verifiers.OCR(ctx, a+"x", b+"y", nil); !errors.Is(err, verifiers.ErrTooLarge) {
-		t.Errorf("ocr past MaxEditCells: %v", err)
+	// Past the old full-table cap the banded table still finds a small
+	// distance: a score, not an error.
+	if res, err := verifiers.OCR(ctx, a+"x", b+"y", nil); err != nil || res.Score < 0.99 {
+		t.Errorf("ocr past MaxEditCells: %+v, %v", res, err)
+	}
+	// 32 K against 32 K unrelated characters, and 31 references of 2 KB:
+	// bounded work per call, a score (with a reason if the budget ran out).
+	x, y := strings.Repeat("abcdefgh", 4096), strings.Repeat("hgfedcba", 4096)
+	refs, _ := json.Marshal(slices.Repeat([]string{strings.Repeat("qwertyuiop", 205)}, 31))
+	for _, c := range [][2]string{{x, y}, {strings.Repeat("poiuytrewq", 205), string(refs)}} {
+		start := time.Now()
+		res, err := verifiers.OCR(ctx, c[0], c[1], nil)
+		if took := time.Since(start); err != nil || took > hostileBudget || res.Score != 0 {
+			t.Errorf("ocr %d against %d bytes: %+v, %v in %v", len(c[0]), len(c[1]), res, err, took)
+		}
 	}
 	// Detection: MaxBoxes on both sides, optimal matching.
 	var sb strings.Builder

@@ -3,6 +3,7 @@ package verifiers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
@@ -15,10 +16,14 @@ import (
 // Parameters are mathverify.ParseOptions' keys: "precision", "strict",
 // "allow_set_relation_comp", "match_types", "boxed_priority", "choices",
 // the limits "max_input_len", "max_depth", "max_exponent", "max_factorial",
-// and "timeout_ms".
+// "timeout_ms", and "lenient" (read a response without an answer slot
+// whole, as Math-Verify does; default false: no slot, no score).
 func Math(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
-		return Result{}, err
+	if err := p.checkSize(); err != nil {
+		return Result{}, wrap("math", err)
+	}
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
 	}
 	opts, err := mathverify.ParseOptions(map[string]any(p))
 	if err != nil {
@@ -28,5 +33,5 @@ func Math(ctx context.Context, pred, ref string, p Params) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Score: res.Score, Correct: res.Correct, Parsed: res.Pred}, nil
+	return Result{Score: res.Score, Correct: res.Correct, Parsed: res.Pred, Timeout: res.Timeout, Reason: res.Reason}, nil
 }

@@ -3,7 +3,7 @@ package verifiers
 import (
 	"context"
 	"math"
-	"strconv"
+	"math/big"
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
@@ -95,20 +95,27 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 	return b.String()
 }
 
-// Number scores a numeric answer (LLaVA-OneVision-1.5 number): the last
-// number of the extracted answer against the last number of ref. By
-// default they must be equal as decimals, exactly (compared in canonical
-// form, so "1,024.0" equals "1024" and numbers of any length compare
-// exactly). With "tol" > 0 they must agree within that relative tolerance,
-// |pred − ref| ≤ tol·|ref|, compared in float64 (numbers beyond float64's
-// range then compare exactly). Score 1 or 0.
+// Number scores a numeric answer (LLaVA-OneVision-1.5 number) read from
+// the answer slot: the slot must hold one number (ReadNumbers; the same
+// value written twice counts once), equal to the last number of ref. By
+// default they must be equal exactly, as rationals, so "1,024.0" equals
+// "1024", "1.5e3" equals "1500" and numbers of any length compare exactly.
+// With "tol" > 0 they must agree within that relative tolerance,
+// |pred − ref| ≤ tol·|ref|, compared in float64. A percent sign is a unit:
+// "50%" equals "50" (and not 0.5). Score 1 or 0; a slot with several
+// different numbers ("3 or 4", "between 2 and 4") or none scores 0 with a
+// Reason. Arithmetic shown in parentheses after the answer ("42 (6 × 7)")
+// is working, not an answer; a number the slot rules out ("42, not 41",
+// "rather than 41", "instead of 41") does not count; a number written as a bound ("at least
+// 42", "more than 42", "42 or more") scores 0.
 //
-// Parameters: "extract" (default "auto"), "tol" (default 0).
+// Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
+// (default 0).
 func Number(ctx context.Context, pred, ref string, p Params) (Result, error) {
 	return numberRule.verify(ctx, pred, ref, p)
 }
 
-var numberRule = rule{name: "number", extract: ExtractAuto, params: []string{"tol"}, score: scoreNumber}
+var numberRule = rule{name: "number", extract: ExtractSlot, params: []string{"tol"}, score: scoreNumber}
 
 func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	tol, err := p.Float("tol", 0)
@@ -118,32 +125,114 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params
 	if tol < 0 {
 		return Result{}, paramErr("tol", "%v, want ≥ 0", tol)
 	}
-	gold, ok := LastNumber(ref)
-	if !ok {
+	golds, limited := ReadNumbers(ref)
+	if len(golds) == 0 && limited {
+		return Result{}, tensor.Errorf(ErrTooLarge, "ref", nil, "a number over %d digits", MaxNumberDigits)
+	}
+	if len(golds) == 0 {
 		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no number in %q", clip(ref))
 	}
-	got, ok := LastNumber(ans)
-	if !found || !ok {
+	gold := golds[len(golds)-1]
+	if !found {
 		return Result{}, nil
 	}
-	res := Result{Parsed: got}
-	if numbersMatch(got, gold, tol) {
+	got, limited, bounded := readNumbers(dropWorkings(ans), true)
+	switch {
+	case bounded:
+		return Result{Reason: "a bound (at least, more than, or more, …), not a value"}, nil
+	case limited:
+		return Result{Reason: "a number over the size limit"}, nil
+	case len(got) == 0:
+		return Result{Reason: "no number in the answer"}, nil
+	}
+	for _, g := range got[1:] {
+		if g.Cmp(got[0]) != 0 {
+			return Result{Reason: "several different numbers in the answer"}, nil
+		}
+	}
+	res := Result{Parsed: ratString(got[0])}
+	if ratsMatch(got[0], gold, tol) {
 		res.Score, res.Correct = 1, true
 	}
 	return res, nil
 }
 
-func numbersMatch(got, gold string, tol float64) bool {
-	if got == gold {
+// dropWorkings removes arithmetic shown in parentheses after the answer,
+// "42 (6 × 7)" or "42 (= 6·7)": digits, operators and spaces only, after a
+// first number. Anything else in parentheses ("(or 43)", "(41, 42)") stays
+// and counts.
+func dropWorkings(s string) string {
+	first := strings.IndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if first < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:first])
+	rest := s[first:]
+	for {
+		o := strings.IndexByte(rest, '(')
+		if o < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		c := strings.IndexByte(rest[o:], ')')
+		if c < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		inner := rest[o+1 : o+c]
+		b.WriteString(rest[:o])
+		if !isWorking(inner) {
+			b.WriteString(rest[o : o+c+1])
+		}
+		rest = rest[o+c+1:]
+	}
+}
+
+// isWorking reports arithmetic: digits, at least one operator, spaces.
+func isWorking(s string) bool {
+	s = strings.NewReplacer(`\times`, "*", `\cdot`, "*", "×", "*", "·", "*", "÷", "/").Replace(s)
+	ops, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			digits++
+		case strings.IndexByte("+-*/=^", c) >= 0:
+			ops++
+		case c == ' ' || c == '.':
+		default:
+			return false
+		}
+	}
+	return ops > 0 && digits > 0
+}
+
+func ratsMatch(a, b *big.Rat, tol float64) bool {
+	if a.Cmp(b) == 0 {
 		return true
 	}
 	if tol == 0 {
 		return false
 	}
-	a, errA := strconv.ParseFloat(got, 64)
-	b, errB := strconv.ParseFloat(gold, 64)
-	if errA != nil || errB != nil || math.IsInf(a, 0) || math.IsInf(b, 0) {
+	x, _ := a.Float64()
+	y, _ := b.Float64()
+	if math.IsInf(x, 0) || math.IsInf(y, 0) {
 		return false
 	}
-	return math.Abs(a-b) <= tol*math.Abs(b)
+	return math.Abs(x-y) <= tol*math.Abs(y)
+}
+
+// ratString renders r as a terminating decimal when it has one of at most
+// 40 fraction digits, else as "p/q".
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	for k := 1; k <= 40; k++ {
+		s := r.FloatString(k)
+		if t, ok := new(big.Rat).SetString(s); ok && t.Cmp(r) == 0 {
+			return s
+		}
+	}
+	return r.RatString()
 }

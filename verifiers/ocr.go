@@ -3,6 +3,8 @@ package verifiers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -59,35 +61,158 @@ func editDistance(a, b []rune) (int, error) {
 // OCRSimilarity returns LLaVA-OneVision-1.5's OCR reward: the best over
 // targets of 1 − EditDistance(target, pred)/max(len(target), len(pred)),
 // lengths in characters, and 0 when that is below 0.5. Two empty strings
-// are identical (1). The length difference alone bounds the distance from
-// below, so a target whose length differs from pred's by more than half
-// scores 0 without computing the table; otherwise the table must fit
-// MaxEditCells.
+// are identical (1). It is OCRSimilarityContext without a deadline; a call
+// over its work limit is an error wrapping ErrTooLarge.
 func OCRSimilarity(pred string, targets []string) (float64, error) {
+	score, limited, err := OCRSimilarityContext(context.Background(), pred, targets)
+	if err == nil && limited && score == 0 {
+		return 0, tensor.Errorf(ErrTooLarge, "targets", nil, "edit distances over %d cells", MaxEditCells)
+	}
+	return score, err
+}
+
+// OCRSimilarityContext computes OCRSimilarity within a fixed amount of
+// work per call, whatever the number and length of the targets: at most
+// MaxEditCells cells of edit-distance table in all. Only distances that
+// can still raise the score matter (at most (1 − best)·n, and never more
+// than n/2), so each target is compared with a banded table whose band
+// doubles from 8 until the distance is found or cannot matter (Ukkonen's
+// cut-off). Targets are tried in order of their lower bound (the length
+// difference), exact matches first. limited reports targets left
+// uncompared because the cell budget ran out; the score is then the best
+// of those compared. ctx is checked while the tables are filled.
+func OCRSimilarityContext(ctx context.Context, pred string, targets []string) (score float64, limited bool, err error) {
 	if len(targets) == 0 {
-		return 0, tensor.Errorf(tensor.ErrEmpty, "targets", nil, "no target text")
+		return 0, false, tensor.Errorf(tensor.ErrEmpty, "targets", nil, "no target text")
+	}
+	for _, t := range targets {
+		if t == pred {
+			return 1, false, nil
+		}
 	}
 	rp := []rune(pred)
-	best := 0.0
-	for k, t := range targets {
+	type cand struct {
+		r     []rune
+		lower int
+	}
+	cands := make([]cand, 0, len(targets))
+	for _, t := range targets {
 		rt := []rune(t)
-		n := max(len(rt), len(rp))
+		cands = append(cands, cand{rt, abs(len(rt) - len(rp))})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].lower < cands[j].lower })
+	cells := MaxEditCells
+	best := 0.0
+	for _, c := range cands {
+		n := max(len(c.r), len(rp))
 		if n == 0 {
-			return 1, nil
+			return 1, false, nil
 		}
-		if 2*abs(len(rt)-len(rp)) > n {
+		// Distances above kmax cannot beat max(best, 0.5).
+		kmax := int((1 - max(best, 0.5)) * float64(n))
+		if c.lower > kmax {
 			continue
 		}
-		d, err := editDistance(rt, rp)
+		d, ok, lim, err := boundedDistance(ctx, c.r, rp, kmax, &cells)
 		if err != nil {
-			return 0, tensor.Errorf(ErrTooLarge, "targets", tensor.At(k), "%d and %d characters: table over %d cells", len(rt), len(rp), MaxEditCells)
+			return 0, false, err
 		}
-		best = max(best, 1-float64(d)/float64(n))
+		if lim {
+			limited = true
+			continue
+		}
+		if ok {
+			best = max(best, 1-float64(d)/float64(n))
+		}
 	}
 	if best < 0.5 {
-		return 0, nil
+		return 0, limited, nil
 	}
-	return best, nil
+	return best, limited, nil
+}
+
+// boundedDistance returns the edit distance of a and b when it is at most
+// kmax (ok), computing banded tables of widening band and charging their
+// cells to *cells; lim reports that the next table would overdraw it.
+func boundedDistance(ctx context.Context, a, b []rune, kmax int, cells *int) (d int, ok, lim bool, err error) {
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		a, b = a[1:], b[1:]
+	}
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(b) == 0 {
+		return len(a), len(a) <= kmax, false, nil
+	}
+	var prev, cur []int
+	for k := min(8, kmax); ; k = min(2*k, kmax) {
+		cost := len(a) * (2*k + 1)
+		if cost > *cells {
+			return 0, false, true, nil
+		}
+		*cells -= cost
+		if cap(prev) < len(b)+1 {
+			prev, cur = make([]int, len(b)+1), make([]int, len(b)+1)
+		}
+		d, err := banded(ctx, a, b, k, prev[:len(b)+1], cur[:len(b)+1])
+		if err != nil {
+			return 0, false, false, err
+		}
+		if d <= k {
+			return d, true, false, nil
+		}
+		if k >= kmax {
+			return 0, false, false, nil
+		}
+	}
+}
+
+// banded returns the Levenshtein distance of a and b if it is at most k,
+// else k+1, filling only the cells within k of the diagonal.
+func banded(ctx context.Context, a, b []rune, k int, prev, cur []int) (int, error) {
+	m, n := len(a), len(b)
+	if abs(m-n) > k {
+		return k + 1, nil
+	}
+	inf := k + 1
+	for j := range prev {
+		prev[j] = min(j, inf)
+	}
+	for i := 1; i <= m; i++ {
+		if i&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		lo, hi := max(1, i-k), min(n, i+k)
+		if lo == 1 {
+			cur[0] = min(i, inf)
+		} else {
+			cur[lo-1] = inf
+		}
+		rowMin := cur[lo-1]
+		ca := a[i-1]
+		for j := lo; j <= hi; j++ {
+			c := prev[j-1]
+			if ca != b[j-1] {
+				c = min(c, prev[j], cur[j-1]) + 1
+			}
+			c = min(c, inf)
+			cur[j] = c
+			rowMin = min(rowMin, c)
+		}
+		if hi < n {
+			cur[hi+1] = inf
+		}
+		if rowMin >= inf {
+			return inf, nil
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[n], inf), nil
 }
 
 func abs(x int) int {
@@ -127,7 +252,7 @@ func OCR(ctx context.Context, pred, ref string, p Params) (Result, error) {
 
 var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreOCR}
 
-func scoreOCR(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
+func scoreOCR(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	fold, err := p.Bool("ignore_case", false)
 	if err != nil || !found {
 		return Result{}, err
@@ -140,11 +265,15 @@ func scoreOCR(_ context.Context, ans string, found bool, ref string, p Params) (
 			targets[i] = foldCase(t)
 		}
 	}
-	score, err := OCRSimilarity(got, targets)
+	score, limited, err := OCRSimilarityContext(ctx, got, targets)
 	if err != nil {
-		return Result{}, err
+		return deadlineResult(err)
 	}
-	return Result{Score: score, Correct: score == 1, Parsed: ans}, nil
+	res := Result{Score: score, Correct: score == 1, Parsed: ans}
+	if limited {
+		res.Reason = fmt.Sprintf("limit: edit distance work over %d cells; some targets not compared", MaxEditCells)
+	}
+	return res, nil
 }
 
 // foldCase maps s to lower case rune by rune, so the rune count, and with

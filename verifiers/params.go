@@ -163,3 +163,66 @@ func describe(v any) string {
 	}
 	return fmt.Sprintf("a %T", v)
 }
+
+// Size limits on Params, checked before any parameter is read: parameters
+// come from per-sample metadata and are small, so anything larger is a
+// mistake or an attack, and is refused before it costs anything.
+const (
+	// MaxParams bounds the number of keys.
+	MaxParams = 32
+	// MaxParamBytes bounds a string value, and the strings of an array.
+	MaxParamBytes = 4096
+	// MaxParamItems bounds the elements of an array value.
+	MaxParamItems = 64
+)
+
+// checkSize reports the first key over the size limits, as an error
+// wrapping ErrTooLarge.
+func (p Params) checkSize() error {
+	if len(p) > MaxParams {
+		return tensor.Errorf(ErrTooLarge, "params", nil, "%d keys, limit %d", len(p), MaxParams)
+	}
+	for k, v := range p {
+		if len(k) > MaxParamBytes {
+			return tensor.Errorf(ErrTooLarge, "params", nil, "a key of %d bytes, limit %d", len(k), MaxParamBytes)
+		}
+		if err := valueSize(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func valueSize(k string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if len(x) > MaxParamBytes {
+			return tensor.Errorf(ErrTooLarge, fmt.Sprintf("params[%q]", k), nil, "%d bytes, limit %d", len(x), MaxParamBytes)
+		}
+	case []any:
+		if len(x) > MaxParamItems {
+			return tensor.Errorf(ErrTooLarge, fmt.Sprintf("params[%q]", k), nil, "%d elements, limit %d", len(x), MaxParamItems)
+		}
+		for _, e := range x {
+			switch e.(type) {
+			case []any, map[string]any:
+				return paramErr(k, "nested arrays and objects are not parameters")
+			}
+			if err := valueSize(k, e); err != nil {
+				return err
+			}
+		}
+	case []string:
+		if len(x) > MaxParamItems {
+			return tensor.Errorf(ErrTooLarge, fmt.Sprintf("params[%q]", k), nil, "%d elements, limit %d", len(x), MaxParamItems)
+		}
+		for _, e := range x {
+			if err := valueSize(k, e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		return paramErr(k, "an object is not a parameter")
+	}
+	return nil
+}

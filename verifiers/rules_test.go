@@ -85,8 +85,9 @@ func TestChoice(t *testing.T) {
 		{"<answer>(C)</answer>", "(c)", 1, "C"},
 		{"<think>A is wrong</think><answer>D.</answer>", "B", 0, "D"},
 		{`<answer>\boxed{A}</answer>`, "A", 1, "A"},
-		{"<answer>42</answer>", "A", 0, ""}, // no letter
-		{"The answer is B", "B", 0, "T"},    // first letter: the quirk of the rule
+		{"<answer>42</answer>", "A", 0, ""},  // no letter
+		{"The answer is B", "B", 1, "B"},     // the answer phrase is the slot
+		{"A cat sat on the mat", "A", 0, ""}, // no slot: prose, not an option
 		{"<answer>é</answer>", "É", 1, "É"},
 	} {
 		res := verify(t, "choice", c.pred, c.ref, nil)
@@ -127,7 +128,7 @@ func TestLastNumber(t *testing.T) {
 }
 
 func TestNumber(t *testing.T) {
-	huge := strings.Repeat("9", 5000)
+	huge := strings.Repeat("9", 4000)
 	for _, c := range []struct {
 		pred, ref string
 		p         verifiers.Params
@@ -142,6 +143,7 @@ func TestNumber(t *testing.T) {
 		{"<answer>none</answer>", "7", nil, 0},
 		{"<answer>" + huge + "</answer>", huge, nil, 1},
 		{"<answer>" + huge + "8</answer>", huge + "9", verifiers.Params{"tol": 0.5}, 0}, // beyond float64: exact
+		{"<answer>" + huge + huge + "</answer>", "9", nil, 0},                           // over MaxNumberDigits: a limit hit
 	} {
 		res := verify(t, "number", c.pred, c.ref, c.p)
 		if res.Score != c.score || res.Correct != (c.score == 1) {

@@ -74,7 +74,7 @@ func addFacts(facts map[string]struct{}, prefix string, obj map[string]any, dept
 		return fmt.Errorf("%w: nested deeper than %d", errStructuredLimit, MaxStructuredDepth)
 	}
 	for k, v := range obj {
-		entity := normText(k)
+		entity := foldSpace(k)
 		if prefix != "" {
 			entity = prefix + "." + entity
 		}
@@ -114,7 +114,7 @@ func canonical(v any, depth int) (string, error) {
 	}
 	switch x := v.(type) {
 	case string:
-		return strconv.Quote(normText(x)), nil
+		return strconv.Quote(foldSpace(x)), nil
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
 			return strconv.FormatFloat(f, 'g', -1, 64), nil
@@ -155,7 +155,7 @@ func canonical(v any, depth int) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			b.WriteString(strconv.Quote(normText(k)))
+			b.WriteString(strconv.Quote(foldSpace(k)))
 			b.WriteByte(':')
 			b.WriteString(c)
 		}
@@ -165,8 +165,8 @@ func canonical(v any, depth int) (string, error) {
 	return "", fmt.Errorf("unexpected JSON value %T", v)
 }
 
-// normText folds case and collapses white space.
-func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+// foldSpace folds case and collapses white space.
+func foldSpace(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
 func jsonKind(v any) string {
 	switch v.(type) {
@@ -241,8 +241,8 @@ func StructuredF1Verifier(ctx context.Context, pred, ref string, p Params) (Resu
 }
 
 func structuredF1(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkPaperInputs(ctx, pred, ref); err != nil {
-		return Result{}, err
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
 	}
 	if err := p.Only("threshold"); err != nil {
 		return Result{}, err

@@ -166,9 +166,18 @@ type RenderFunc func(ctx context.Context, svg string) (image.Image, error)
 // prediction image of another size, it is resampled (nearest neighbour) to
 // the reference's size. A prediction the renderer rejects gets an image
 // score of 0; a reference it rejects is an error. Correct means score ≥
-// "pass". SVG is not in the Default registry since it needs Render:
+// "pass".
 //
-//	verifiers.Register("svg", verifiers.SVG{Render: myRenderer})
+// The library ships no renderer. The Default registry's "svg" is SVG{}
+// with Render nil: the image term is then 0, so
+//
+//	score = 0.25·(token Jaccard + tag-set Jaccard) ≤ 0.5
+//
+// with Reason saying that no renderer ran, and Correct only for a pass ≤
+// that score. A caller with a renderer registers its own under another
+// name, or replaces the Default registry:
+//
+//	reg.Register("svg", verifiers.SVG{Render: myRenderer})
 //
 // Parameters: "extract" (default "code"); "pass" (default 1).
 type SVG struct {
@@ -177,17 +186,25 @@ type SVG struct {
 
 // Verify implements Verifier.
 func (v SVG) Verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if v.Render == nil {
-		return Result{}, wrap("svg", tensor.Errorf(ErrParam, "SVG.Render", nil, "no renderer"))
-	}
 	r := rule{name: "svg", extract: ExtractCode, params: []string{"pass"}, score: v.score}
 	return r.verify(ctx, pred, ref, p)
 }
+
+// noRenderer is the Reason of an svg score computed without a renderer.
+const noRenderer = "no SVG renderer: the image (SSIM) term is 0, the score is code overlap only"
 
 func (v SVG) score(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
 	pass, err := passParam(p)
 	if err != nil || !found {
 		return Result{}, err
+	}
+	if v.Render == nil {
+		tok, tag := CodeOverlap(ans, ref)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		score := clamp01(0.25 * (tok + tag))
+		return Result{Score: score, Correct: score >= pass, Parsed: ans, Reason: noRenderer}, nil
 	}
 	refImg, err := v.Render(ctx, ref)
 	if err != nil {

@@ -226,8 +226,8 @@ func TemporalIoUVerifier(ctx context.Context, pred, ref string, p Params) (Resul
 }
 
 func temporalIoU(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkPaperInputs(ctx, pred, ref); err != nil {
-		return Result{}, err
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
 	}
 	if err := p.Only("threshold"); err != nil {
 		return Result{}, err

@@ -80,8 +80,8 @@ func ThinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, 
 }
 
 func thinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkPaperInputs(ctx, pred, ref); err != nil {
-		return Result{}, err
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
 	}
 	if err := p.Only("max_ratio"); err != nil {
 		return Result{}, err

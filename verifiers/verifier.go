@@ -51,6 +51,14 @@ type Result struct {
 	// Parsed is what the verifier extracted from the prediction, "" when it
 	// found nothing to score.
 	Parsed string
+	// Timeout reports a call stopped by its deadline (the context's or the
+	// verifier's own budget) before it could decide; Score is 0 then.
+	Timeout bool `json:"timeout,omitempty"`
+	// Reason says why the score is 0 when the verifier could not read an
+	// answer or stopped at a limit: no answer slot, several different
+	// answers, a malformed slot, a timeout, an input over a size limit.
+	// It is "" for an answer that was read and judged wrong.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Verifier scores a prediction (model output) against a reference under
@@ -144,9 +152,9 @@ func (r *Registry) Verify(ctx context.Context, name, pred, ref string, params Pa
 
 // Default is the registry the package-level functions use. It holds the
 // built-in verifiers under the keys of docs/conformance.md (choice, number, iou,
-// detection, ocr, html, format, format_tags) and answer; see the package
-// documentation. "math" is added by package mathverify's adapter and "svg"
-// by a caller with a renderer.
+// detection, ocr, html, format, format_tags), answer, math (package
+// mathverify) and svg (without a renderer; see SVG); see the package
+// documentation.
 var Default = new(Registry)
 
 // Register adds v to the Default registry.
@@ -173,13 +181,16 @@ type rule struct {
 }
 
 func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if err := checkInputs(ctx, pred, ref); err != nil {
+	if err := p.checkSize(); err != nil {
 		return Result{}, wrap(r.name, err)
+	}
+	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
+		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(r.name, err)
 	}
 	if len(p) > 0 {
 		known := r.params
 		if r.extract != "" {
-			known = append(known[:len(known):len(known)], "extract")
+			known = append(known[:len(known):len(known)], "extract", "lenient")
 		}
 		if err := p.Only(known...); err != nil {
 			return Result{}, wrap(r.name, err)
@@ -194,23 +205,48 @@ func (r *rule) verify(ctx context.Context, pred, ref string, p Params) (Result, 
 	}
 	res, err := r.score(ctx, ans, found, ref, p)
 	if err != nil {
+		if res, err := deadlineResult(err); err == nil {
+			return res, nil
+		}
 		return Result{}, wrap(r.name, err)
+	}
+	if !found && res.Reason == "" {
+		res.Reason = "no answer found"
+		if mode, _ := p.String("extract", r.extract); mode == ExtractSlot {
+			lenient, _ := p.Bool("lenient", false)
+			_, res.Reason = AnswerSlot(pred, lenient)
+		}
 	}
 	return res, nil
 }
 
-// checkInputs is the common preamble of the built-in verifiers.
-func checkInputs(ctx context.Context, pred, ref string) error {
+// checkInputs is the common preamble of the built-in verifiers. A ref
+// over the limit is the trainer's error; a pred over it is model output
+// that earns 0, with a reason.
+func checkInputs(ctx context.Context, pred, ref string) (reason string, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(pred) > MaxInputBytes {
-		return tensor.Errorf(ErrTooLarge, "pred", nil, "%d bytes, limit %d", len(pred), MaxInputBytes)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "timeout: " + err.Error(), nil
+		}
+		return "", err
 	}
 	if len(ref) > MaxInputBytes {
-		return tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes, limit %d", len(ref), MaxInputBytes)
+		return "", tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes, limit %d", len(ref), MaxInputBytes)
 	}
-	return nil
+	if len(pred) > MaxInputBytes {
+		return fmt.Sprintf("limit: pred is %d bytes, over %d", len(pred), MaxInputBytes), nil
+	}
+	return "", nil
+}
+
+// deadlineResult turns an expired deadline into a verdict: score 0 with
+// Timeout and a reason. Other errors (a cancelled context among them) stay
+// errors.
+func deadlineResult(err error) (Result, error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Result{Timeout: true, Reason: "timeout: " + err.Error()}, nil
+	}
+	return Result{}, err
 }
 
 // wrap prefixes an error of the built-in verifier name.

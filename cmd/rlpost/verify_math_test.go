@@ -10,8 +10,8 @@ import (
 
 // TestMathVerifyCasesThroughVerify sends Math-Verify's own test cases to
 // `rlpost verify` as JSONL, one line per case with "verifier": "math" and the
-// case's settings as params, and requires at least 95 % right among the cases
-// that must match and among those that must not.
+// case's settings as params, and requires at least 95 % right among the
+// cases that must match and 97 % among those that must not.
 func TestMathVerifyCasesThroughVerify(t *testing.T) {
 	dir, skip, why := mvcases.Dir()
 	if skip {
@@ -51,7 +51,7 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 		}
 	}
 	t.Logf("rlpost verify on %d Math-Verify cases: %v", len(cases), tally)
-	if pt, pf := tally.Percent(); pt < 95 || pf < 95 {
-		t.Errorf("below 95%%: %v", tally)
+	if pt, pf := tally.Percent(); pt < 95 || pf < 97 {
+		t.Errorf("below 95%% (must match) or 97%% (must not): %v", tally)
 	}
 }

@@ -14,6 +14,8 @@ import (
 type verifyLineOut struct {
 	Score   *float64 `json:"score"`
 	Correct *bool    `json:"correct"`
+	Timeout bool     `json:"timeout"`
+	Reason  string   `json:"reason"`
 	Error   string   `json:"error"`
 }
 
@@ -198,10 +200,28 @@ func TestVerifyHostileLines(t *testing.T) {
 	if code != 0 || len(outs) != 12 {
 		t.Fatalf("exit %d, %d lines", code, len(outs))
 	}
+	// Model output over the input limit earns 0, with the limit as reason.
 	for i := 9; i < 12; i++ {
-		if !strings.Contains(outs[i].Error, "too large") {
+		if outs[i].Error != "" || outs[i].Score == nil || *outs[i].Score != 0 || !strings.Contains(outs[i].Reason, "limit") {
 			t.Errorf("line %d over the input limit: %+v", i+1, outs[i])
 		}
+	}
+}
+
+// TestVerifyTimeoutLine checks that a line stopped by -timeout is a score
+// of 0 with "timeout": true and a reason, not an error.
+func TestVerifyTimeoutLine(t *testing.T) {
+	in := `{"verifier": "math", "gold": "1", "pred": "\\boxed{\\sum_{i=1}^{9999}\\sum_{j=1}^{9999} ij}"}` + "\n" +
+		`{"verifier": "choice", "gold": "A", "pred": "A cat sat on the mat"}` + "\n"
+	outs, code, _ := runVerify(t, in, "-timeout", "1ms")
+	if code != 0 || len(outs) != 2 {
+		t.Fatalf("exit %d, %d lines", code, len(outs))
+	}
+	if o := outs[0]; o.Error != "" || o.Score == nil || *o.Score != 0 || !o.Timeout || o.Reason == "" {
+		t.Errorf("timed-out line: %+v", o)
+	}
+	if o := outs[1]; o.Error != "" || o.Score == nil || *o.Score != 0 || o.Timeout || !strings.Contains(o.Reason, "slot") {
+		t.Errorf("line without an answer slot: %+v", o)
 	}
 }
 

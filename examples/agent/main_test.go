@@ -151,7 +151,7 @@ func TestOutput(t *testing.T) {
 	cfg.EvalEvery = 2
 	cfg.Seeds = 2
 	var out bytes.Buffer
-	if err := run(&out, cfg, nil); err != nil {
+	if err := run(&out, cfg, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

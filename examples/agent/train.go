@@ -36,6 +36,11 @@ type config struct {
 	// over them; the evaluation maps are played every EvalEvery updates.
 	Updates, Batch, Epochs, EvalEvery int
 	PolicyLR, CriticLR                float64
+	// Sparse makes the reward terminal: +10 on the turn that reaches the
+	// goal and nothing else — no format, grounding or step reward — so
+	// that every turn of a winning episode gets its credit only from the
+	// end. False gives VAGEN's dense turn reward (Turn and the −0.1 step).
+	Sparse bool
 	// KLCoef is β of the per-token KL penalty folded into the rewards.
 	KLCoef  float64
 	Token   gae.Config
@@ -54,7 +59,7 @@ func defaultConfig() config {
 		MaxTurns: 8, MaxTokens: 8,
 		Hidden:    64,
 		WarmSteps: 300,
-		Seeds:     3,
+		Seeds:     5,
 		Updates:   400, Batch: 32, Epochs: 4, EvalEvery: 20,
 		PolicyLR: 3e-3, CriticLR: 3e-3,
 		KLCoef:  gae.DefaultKLCoef,
@@ -69,6 +74,13 @@ func defaultConfig() config {
 	// the goal).
 	c.Token.Whiten = true
 	c.BiLevel.Whiten = true
+	// The comparison: a terminal reward, and both estimators discounting
+	// (γ, λ < 1). Token GAE takes PPO's usual γ = 0.99, λ = 0.95 per
+	// token; Bi-Level GAE VAGEN-Full's γ_turn = 0.95 with λ_turn = 0.95
+	// to match, and γ_token = λ_token = 1 within a turn.
+	c.Sparse = true
+	c.Token.Gamma, c.Token.Lambda = 0.99, 0.95
+	c.BiLevel.LambdaTurn = 0.95
 	// VAGEN's turn reward has β_w·I_w too; responses here carry no
 	// prediction, so I_w = 0 and the coefficient is moot.
 	return c
@@ -260,6 +272,9 @@ func (a *agent) Collect(r *rollouts, train []*board, rng *rand.Rand) error {
 			if err != nil {
 				return err
 			}
+			if cfg.Sparse && !env.Won {
+				envR = 0
+			}
 			turns = append(turns, p.Turn(envR))
 			if !env.Done && turn+1 < cfg.MaxTurns {
 				for _, tok := range observationTokens(nil, &env) {
@@ -272,7 +287,11 @@ func (a *agent) Collect(r *rollouts, train []*board, rng *rand.Rand) error {
 		}
 		tr := r.TurnRewards[b][:0]
 		tr = append(tr, make([]float64, len(turns))...)
-		if err := rewards.TurnRewards(tr, turns, cfg.Turn); err != nil {
+		tc := cfg.Turn
+		if cfg.Sparse {
+			tc = rewards.TurnConfig{} // the goal's +10, in Env, is all
+		}
+		if err := rewards.TurnRewards(tr, turns, tc); err != nil {
 			return err
 		}
 		r.TurnRewards[b] = tr

@@ -7,27 +7,29 @@ import (
 
 	"github.com/rlpost/rlpost/examples/internal/policy"
 	"github.com/rlpost/rlpost/grpo"
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/replay"
 )
 
-// Settings are the knobs shared by the three runs.
+// Settings are the knobs shared by the runs. They were fixed on the GRPO
+// runs alone, before any AVATAR result was looked at (see the README).
 type Settings struct {
 	Seed           uint64
 	Steps          int     // training steps per run
-	EvalEvery      int     // steps between held-out evaluations
-	PrintEvery     int     // steps between progress lines
-	PromptsPerStep int     // prompts (groups) per step
-	GroupSize      int     // GRPO/DAPO responses per prompt
-	OnPolicy       int     // AVATAR on-policy responses per prompt
-	OffPolicy      int     // AVATAR replayed responses per prompt
+	EvalEvery      int     // steps between evaluations
+	PrintEvery     int     // steps between progress lines (0: none)
+	PromptsPerStep int     // prompts (groups) per step, every method
+	GroupSize      int     // grpo and dapo responses per prompt
+	OnPolicy       int     // AVATAR's fresh responses per prompt (and grpo_matched's)
+	OffPolicy      int     // AVATAR's replayed responses per prompt
 	Epochs         int     // gradient steps per batch
 	LR             float64 // Adam learning rate
-	Target         float64 // held-out accuracy that counts as reached
-	TrainPrompts   int     // size of the training set
-	HeldOut        int     // held-out prompts, disjoint from the training set
-	WarmStartSteps int     // supervised steps teaching the format
+	Target         float64 // greedy accuracy over the prompt set that counts as reached
+	Easy, Hard     int     // prompts of each kind
+	WarmStartSteps int     // supervised steps on the format
 }
 
-// Point is one evaluation on the held-out prompts.
+// Point is one evaluation of the prompt set.
 type Point struct {
 	Step, Completions int
 	Accuracy, Hard    float64
@@ -37,30 +39,51 @@ type Point struct {
 type RunResult struct {
 	Name  string
 	Curve []Point
-	// CompletionsToTarget counts generated completions until held-out
-	// accuracy first reached the target; −1 if it never did.
+	// CompletionsToTarget counts generated completions until accuracy
+	// first reached the target; −1 if it never did.
 	CompletionsToTarget int
 	// StepsToTarget is the training step at which it did (−1 if never).
 	StepsToTarget int
-	// Final is the last held-out accuracy.
-	Final float64
-	// ZeroAdv is the mean fraction of on-policy groups whose advantages
-	// vanished (all rewards equal).
-	ZeroAdv float64
-	// Rescued is, for AVATAR, the mean fraction of vanished groups whose
-	// prompt still contributed gradient through replayed experiences.
+	// Final is the last accuracy, FinalHard that on the hard prompts.
+	Final, FinalHard float64
+	// ZeroAdv is the fraction of on-policy groups whose rewards were all
+	// equal, so that their GRPO advantages vanished; ZeroAdvHard the same
+	// over the hard prompts' groups.
+	ZeroAdv, ZeroAdvHard float64
+	// Rescued is, for the replay runs, the fraction of vanished groups
+	// whose own prompt got a non-zero gradient from replay in that step
+	// (replay.StepResult.Rescued); −1 for the others.
 	Rescued float64
 }
 
-// stepStats is what one training step reports.
+// stepStats is what one training step reports: counts of on-policy groups.
 type stepStats struct {
-	Reward  float64 // mean reward of the completions generated this step
-	ZeroAdv float64 // fraction of on-policy groups with vanishing advantage
-	Tiers   string  // replay tier sizes, AVATAR only
-	Rescued float64
+	Reward                   float64 // mean reward of the completions generated this step
+	Groups, Vanished         int
+	HardGroups, HardVanished int
+	Rescued                  int
+	Tiers                    string // replay tier sizes, AVATAR only
 }
 
-// method is one of the three training algorithms.
+// count adds one group to the statistics.
+func (s *stepStats) count(p Prompt, g []*Completion) {
+	vanished := true
+	for _, c := range g[1:] {
+		vanished = vanished && c.Reward == g[0].Reward
+	}
+	s.Groups++
+	if p.Hard() {
+		s.HardGroups++
+	}
+	if vanished {
+		s.Vanished++
+		if p.Hard() {
+			s.HardVanished++
+		}
+	}
+}
+
+// method is one training algorithm.
 type method interface {
 	Name() string
 	Step(r *runner) (stepStats, error)
@@ -72,14 +95,14 @@ type runner struct {
 	agent       *Agent
 	scorer      *Scorer
 	rng         *rand.Rand
-	train       []Prompt
+	prompts     []Prompt
 	completions int
 }
 
-// nextPrompt draws a training prompt, uniformly with replacement, so that
-// prompts come back and their VCRS accumulates as in a dataset trained for
-// several epochs.
-func (r *runner) nextPrompt() Prompt { return r.train[r.rng.IntN(len(r.train))] }
+// nextPrompt draws a prompt uniformly with replacement, so that prompts
+// come back and their VCRS accumulates, as in a dataset trained for many
+// epochs.
+func (r *runner) nextPrompt() Prompt { return r.prompts[r.rng.IntN(len(r.prompts))] }
 
 // generate samples n responses to p, scores them and counts them.
 func (r *runner) generate(p Prompt, n int) ([]*Completion, error) {
@@ -95,11 +118,11 @@ func (r *runner) generate(p Prompt, n int) ([]*Completion, error) {
 	return out, nil
 }
 
-// evaluate decodes every held-out prompt greedily and returns the accuracy,
-// overall and on the multi-digit (hard) queries.
-func (r *runner) evaluate(held []Prompt) (acc, hard float64, err error) {
+// evaluate decodes every prompt greedily and returns the accuracy, overall
+// and on the hard prompts.
+func (r *runner) evaluate() (acc, hard float64, err error) {
 	nHard := 0
-	for _, p := range held {
+	for _, p := range r.prompts {
 		c := r.agent.Generate(p, true)
 		if err := r.scorer.Score(c); err != nil {
 			return 0, 0, err
@@ -110,26 +133,25 @@ func (r *runner) evaluate(held []Prompt) (acc, hard float64, err error) {
 			nHard++
 		}
 	}
-	return acc / float64(len(held)), hard / float64(max(nHard, 1)), nil
+	return acc / float64(len(r.prompts)), hard / float64(max(nHard, 1)), nil
 }
 
-// train runs m from the warm-started model base on the training prompts and
-// records its curve on the held-out ones.
-func train(m method, base *policy.Model, trainSet, held []Prompt, set Settings, log io.Writer) (RunResult, error) {
+// train runs m from the warm-started model base and records its curve.
+func train(m method, base *policy.Model, prompts []Prompt, set Settings, log io.Writer) (RunResult, error) {
 	scorer, err := newScorer()
 	if err != nil {
 		return RunResult{}, err
 	}
 	r := &runner{set: set, agent: newAgent(base.Clone(), set.LR, set.Seed), scorer: scorer,
-		rng: rand.New(rand.NewPCG(set.Seed, 3)), train: trainSet}
-	res := RunResult{Name: m.Name(), CompletionsToTarget: -1, StepsToTarget: -1}
+		rng: rand.New(rand.NewPCG(set.Seed, 3)), prompts: prompts}
+	res := RunResult{Name: m.Name(), CompletionsToTarget: -1, StepsToTarget: -1, Rescued: -1}
 	record := func(step int) error {
-		acc, hard, err := r.evaluate(held)
+		acc, hard, err := r.evaluate()
 		if err != nil {
 			return err
 		}
 		res.Curve = append(res.Curve, Point{Step: step, Completions: r.completions, Accuracy: acc, Hard: hard})
-		res.Final = acc
+		res.Final, res.FinalHard = acc, hard
 		if res.CompletionsToTarget < 0 && acc >= set.Target {
 			res.CompletionsToTarget, res.StepsToTarget = r.completions, step
 		}
@@ -138,28 +160,41 @@ func train(m method, base *policy.Model, trainSet, held []Prompt, set Settings, 
 	if err := record(0); err != nil {
 		return res, err
 	}
-	var zero, rescued float64
+	var tot stepStats
 	for step := 1; step <= set.Steps; step++ {
 		st, err := m.Step(r)
 		if err != nil {
 			return res, fmt.Errorf("%s step %d: %v", m.Name(), step, err)
 		}
-		zero += st.ZeroAdv
-		rescued += st.Rescued
+		tot.Groups += st.Groups
+		tot.Vanished += st.Vanished
+		tot.HardGroups += st.HardGroups
+		tot.HardVanished += st.HardVanished
+		tot.Rescued += st.Rescued
 		if step%set.EvalEvery == 0 || step == set.Steps {
 			if err := record(step); err != nil {
 				return res, err
 			}
 		}
-		if log != nil && step%set.PrintEvery == 0 {
+		if log != nil && set.PrintEvery > 0 && step%set.PrintEvery == 0 {
 			pt := res.Curve[len(res.Curve)-1]
-			fmt.Fprintf(log, "%-6s step %4d  completions %6d  reward %+.3f  held-out acc %.3f (hard %.3f)  zero-adv groups %.2f%s\n",
-				m.Name(), step, r.completions, st.Reward, pt.Accuracy, pt.Hard, st.ZeroAdv, st.Tiers)
+			fmt.Fprintf(log, "%-14s step %4d  completions %6d  reward %+.3f  acc %.3f (hard %.3f)  zero-adv groups %.2f%s\n",
+				m.Name(), step, r.completions, st.Reward, pt.Accuracy, pt.Hard, frac(st.Vanished, st.Groups), st.Tiers)
 		}
 	}
-	res.ZeroAdv = zero / float64(set.Steps)
-	res.Rescued = rescued / float64(set.Steps)
+	res.ZeroAdv = frac(tot.Vanished, tot.Groups)
+	res.ZeroAdvHard = frac(tot.HardVanished, tot.HardGroups)
+	if _, ok := m.(*avatarMethod); ok {
+		res.Rescued = frac(tot.Rescued, tot.Vanished)
+	}
 	return res, nil
+}
+
+func frac(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // sequenceAdvantages broadcasts one advantage per completion to its tokens.
@@ -183,20 +218,32 @@ func meanReward(cs []*Completion) float64 {
 	return s / float64(max(len(cs), 1))
 }
 
-// GRPO: G responses per prompt, group-normalised advantages, the GRPO
-// paper's loss (ε 0.2, k3 KL β 0.04, per-sequence mean).
-type grpoMethod struct{}
+// familyLoss is the clipped loss every GRPO-family run here uses, AVATAR's
+// included: AVATAR's defaults (replay.DefaultObjectiveConfig: ε 0.2 both
+// ways, token mean, k3 KL to the warm start with β = 0.1, AVATAR §5), so
+// that the runs differ in how they build batches and advantages only.
+func familyLoss() ppo.Config { return replay.DefaultObjectiveConfig().Loss }
 
-func (grpoMethod) Name() string { return "grpo" }
+// grpoMethod: size responses to each of the step's prompts, group-
+// normalised advantages (Eq. 1), one loss over all of them.
+type grpoMethod struct {
+	name string
+	size int
+}
 
-func (grpoMethod) Step(r *runner) (stepStats, error) {
+func (m grpoMethod) Name() string { return m.name }
+
+func (m grpoMethod) Step(r *runner) (stepStats, error) {
 	set := r.set
+	var st stepStats
 	var cs []*Completion
 	for range set.PromptsPerStep {
-		g, err := r.generate(r.nextPrompt(), set.GroupSize)
+		p := r.nextPrompt()
+		g, err := r.generate(p, m.size)
 		if err != nil {
-			return stepStats{}, err
+			return st, err
 		}
+		st.count(p, g)
 		cs = append(cs, g...)
 	}
 	rewards := make([]float64, len(cs))
@@ -204,20 +251,20 @@ func (grpoMethod) Step(r *runner) (stepStats, error) {
 		rewards[i] = c.Reward
 	}
 	adv := make([]float64, len(cs))
-	st, err := grpo.Advantages(adv, rewards, grpo.Contiguous(set.GroupSize), grpo.DefaultConfig())
-	if err != nil {
-		return stepStats{}, err
+	if _, err := grpo.Advantages(adv, rewards, grpo.Contiguous(m.size), grpo.DefaultConfig()); err != nil {
+		return st, err
 	}
-	if _, err := r.agent.Update([]Part{{Completions: cs, Advantages: sequenceAdvantages(cs, adv), Weight: 1}}, grpo.GRPOLoss(), set.Epochs); err != nil {
-		return stepStats{}, err
+	if _, err := r.agent.Update([]Part{{Completions: cs, Advantages: sequenceAdvantages(cs, adv), Weight: 1}}, familyLoss(), set.Epochs); err != nil {
+		return st, err
 	}
-	return stepStats{Reward: meanReward(cs), ZeroAdv: st.VanishingFrac}, nil
+	st.Reward = meanReward(cs)
+	return st, nil
 }
 
-// DAPO: clip-higher, token-level mean, no KL, soft overlong punishment and
-// dynamic sampling — groups whose rewards are all equal are dropped and new
-// prompts drawn until the batch is full (or a budget of three times the
-// batch is spent); every generated response counts.
+// dapoMethod: clip-higher, token-level mean, no KL, soft overlong
+// punishment and dynamic sampling — groups whose rewards are all equal are
+// dropped and new prompts drawn until the batch is full (or a budget of
+// three times the batch is spent); every generated response counts.
 type dapoMethod struct{}
 
 func (dapoMethod) Name() string { return "dapo" }
@@ -225,13 +272,15 @@ func (dapoMethod) Name() string { return "dapo" }
 func (dapoMethod) Step(r *runner) (stepStats, error) {
 	set := r.set
 	over := grpo.Overlong{MaxLen: maxLen, Buffer: 4, Factor: 1}
+	var st stepStats
 	var kept, all []*Completion
-	groups, vanished := 0, 0
+	groups := 0
 	keep := make([]bool, 1)
 	for tries := 0; groups < set.PromptsPerStep && tries < 3*set.PromptsPerStep; tries++ {
-		g, err := r.generate(r.nextPrompt(), set.GroupSize)
+		p := r.nextPrompt()
+		g, err := r.generate(p, set.GroupSize)
 		if err != nil {
-			return stepStats{}, err
+			return st, err
 		}
 		all = append(all, g...)
 		rewards := make([]float64, len(g))
@@ -240,22 +289,21 @@ func (dapoMethod) Step(r *runner) (stepStats, error) {
 			rewards[i], lengths[i] = c.Reward, len(c.Tokens)
 		}
 		if err := grpo.ApplyOverlong(rewards, lengths, over); err != nil {
-			return stepStats{}, err
+			return st, err
 		}
 		for i, c := range g {
 			c.Reward = rewards[i]
 		}
+		st.count(p, g)
 		if _, err := grpo.DynamicSampling(keep, rewards, grpo.Contiguous(set.GroupSize)); err != nil {
-			return stepStats{}, err
+			return st, err
 		}
-		if !keep[0] {
-			vanished++
-			continue
+		if keep[0] {
+			kept = append(kept, g...)
+			groups++
 		}
-		kept = append(kept, g...)
-		groups++
 	}
-	st := stepStats{Reward: meanReward(all), ZeroAdv: float64(vanished) / float64(groups+vanished)}
+	st.Reward = meanReward(all)
 	if groups == 0 {
 		return st, nil // every group vanished: nothing to learn from this step
 	}
@@ -265,7 +313,7 @@ func (dapoMethod) Step(r *runner) (stepStats, error) {
 	}
 	adv := make([]float64, len(kept))
 	if _, err := grpo.Advantages(adv, rewards, grpo.Contiguous(set.GroupSize), grpo.DefaultConfig()); err != nil {
-		return stepStats{}, err
+		return st, err
 	}
 	_, err := r.agent.Update([]Part{{Completions: kept, Advantages: sequenceAdvantages(kept, adv), Weight: 1}}, grpo.DAPOLoss(), set.Epochs)
 	return st, err

@@ -6,18 +6,28 @@ import (
 	"strings"
 )
 
-// The task: a prompt shows four digits and asks for some of them, in a
-// given order; the answer is those digits written as one number. A query
-// for one digit is easy for a policy that answers at random (one chance in
-// ten), a query for two is hard (one in a hundred) and for three harder
-// still: groups of eight responses to the hard queries are often all wrong,
-// the vanishing-advantage case. Copying generalises (the policy sees each
-// (position, digit) pair as a feature), so accuracy on held-out prompts
-// measures what was learnt, not what was memorised.
+// The task: a fixed set of prompts, each with a secret answer drawn at
+// random when the set is made. An easy prompt's answer is one digit of
+// four, a hard prompt's three digits of four (1 in 64 for a policy that
+// answers at random). Responses are <think>…</think><answer>…</answer>.
+//
+// Nothing carries from one prompt to another: the secrets are independent,
+// and the policy sees a prompt only as its id, so what it learns of one
+// prompt's answer says nothing of another's. The only skill the prompts
+// share is the format, and the easy prompts — solved early, their groups
+// mixed — teach it. A hard prompt is learnt only from its own rare correct
+// responses; groups of responses to it are all wrong, their rewards equal
+// and their GRPO advantages zero, for long stretches: the vanishing-
+// advantage regime AVATAR's replay is for. Accuracy is greedy accuracy over
+// the whole prompt set, which is what "learning the set" means here; there
+// is no held-out set, because there is nothing to generalise.
 
-// Tokens of the vocabulary.
+// numDigits is the size of the answer alphabet: digits 0..3, tokens 0..3.
+const numDigits = 4
+
+// Tokens of the vocabulary after the digits.
 const (
-	tokThink = 10 + iota // <think>
+	tokThink = numDigits + iota
 	tokThinkEnd
 	tokAnswer
 	tokAnswerEnd
@@ -28,63 +38,67 @@ const (
 	vocab
 )
 
-var tokenText = [vocab]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9",
+var tokenText = [vocab]string{"0", "1", "2", "3",
 	"<think>", "</think>", "<answer>", "</answer>", "a", "b", "c", ""}
+
+// Answer lengths of the two kinds of prompt.
+const (
+	easyLen = 1
+	hardLen = 3
+)
 
 // maxLen bounds a response; a response that reaches it without an end is
 // truncated (and so badly formatted).
-const maxLen = 14
-
-// queries lists the positions each query asks for, in answer order.
-var queries = [][]int{
-	{0}, {1}, {2}, {3},
-	{0, 1}, {1, 2}, {2, 3}, {3, 0}, {0, 2}, {3, 1},
-	{0, 1, 2}, {3, 2, 1},
-}
+const maxLen = 16
 
 // Prompt is one task instance.
 type Prompt struct {
-	Digits [4]int
-	Query  int
+	Index  int  // position in the prompt set
+	IsHard bool // three answer digits instead of one
+	Secret []int
 }
 
 // ID identifies a prompt across the run (the key of its VCRS score).
-func (p Prompt) ID() uint64 {
-	id := uint64(p.Query)
-	for _, d := range p.Digits {
-		id = id*10 + uint64(d)
-	}
-	return id
-}
+func (p Prompt) ID() uint64 { return uint64(p.Index) + 1 }
 
-// Hard reports whether the query asks for more than one digit.
-func (p Prompt) Hard() bool { return len(queries[p.Query]) > 1 }
+// Hard reports whether the prompt is a hard one.
+func (p Prompt) Hard() bool { return p.IsHard }
 
 // Answer is the number the prompt asks for.
 func (p Prompt) Answer() string {
 	var sb strings.Builder
-	for _, i := range queries[p.Query] {
-		sb.WriteByte(byte('0' + p.Digits[i]))
+	for _, d := range p.Secret {
+		sb.WriteByte(byte('0' + d))
 	}
 	return sb.String()
 }
 
-// String renders the prompt as a user would write it.
+// String renders the prompt.
 func (p Prompt) String() string {
-	pos := make([]string, len(queries[p.Query]))
-	for k, i := range queries[p.Query] {
-		pos[k] = fmt.Sprint(i + 1)
+	kind := "easy"
+	if p.IsHard {
+		kind = "hard"
 	}
-	return fmt.Sprintf("digits %d %d %d %d: write positions %s as one number", p.Digits[0], p.Digits[1], p.Digits[2], p.Digits[3], strings.Join(pos, ", "))
+	return fmt.Sprintf("prompt %d (%s)", p.Index, kind)
 }
 
-func randomPrompt(rng *rand.Rand) Prompt {
-	var p Prompt
-	for i := range p.Digits {
-		p.Digits[i] = rng.IntN(10)
+// newPromptSet draws easy prompts and hard ones, easy first.
+func newPromptSet(seed uint64, easy, hard int) []Prompt {
+	rng := rand.New(rand.NewPCG(seed, 0x7a5c))
+	out := make([]Prompt, 0, easy+hard)
+	for i := range easy + hard {
+		p := Prompt{Index: i, IsHard: i >= easy}
+		n := easyLen
+		if p.IsHard {
+			n = hardLen
+		}
+		p.Secret = make([]int, n)
+		for k := range p.Secret {
+			p.Secret[k] = rng.IntN(numDigits)
+		}
+		out = append(out, p)
 	}
-	p.Query = rng.IntN(len(queries))
-	return p
+	return out
 }
 
 // Render turns response tokens into the text the verifiers score.
@@ -96,31 +110,25 @@ func Render(tokens []int) string {
 	return sb.String()
 }
 
-// Feature layout of the policy's input: which digit sits at each of the
-// four positions, the query, the previous token, the step, and how many
-// answer digits were written so far.
+// maxPrompts bounds the prompt set the feature layout has room for.
+const maxPrompts = 512
+
+// Feature layout of the policy's input: the prompt's id, its id together
+// with how many answer digits were written (so that each prompt's digits
+// can be learnt position by position), the prompt's kind, the previous
+// token and the step. No feature tells anything about a secret.
 const (
-	featDigit    = 0                    // 40: position·10 + digit
-	featQuery    = featDigit + 40       // one per query
-	featPrev     = featQuery + 12       // previous token, or vocab for the start
-	featStep     = featPrev + vocab + 1 // 0..maxLen−1
-	featAnswered = featStep + maxLen    // answer digits written: 0..4+
-	featPointer  = featAnswered + 5     // the digit the next answer digit should copy, if any
-	numFeatures  = featPointer + 10
+	featPrompt    = 0                                      // one per prompt
+	featPromptPos = featPrompt + maxPrompts                // prompt·(hardLen+1) + digits written
+	featKind      = featPromptPos + maxPrompts*(hardLen+1) // easy, hard
+	featPrev      = featKind + 2                           // previous token, or vocab for the start
+	featStep      = featPrev + vocab + 1                   // 0..maxLen−1
+	numFeatures   = featStep + maxLen
 )
 
 // features writes the active features for the next token after prefix.
 func features(dst []int, p Prompt, prefix []int) []int {
 	dst = dst[:0]
-	for i, d := range p.Digits {
-		dst = append(dst, featDigit+10*i+d)
-	}
-	dst = append(dst, featQuery+p.Query)
-	prev := vocab
-	if n := len(prefix); n > 0 {
-		prev = prefix[n-1]
-	}
-	dst = append(dst, featPrev+prev, featStep+len(prefix))
 	answered, inAnswer := 0, false
 	for _, t := range prefix {
 		switch {
@@ -128,16 +136,18 @@ func features(dst []int, p Prompt, prefix []int) []int {
 			inAnswer = true
 		case t == tokAnswerEnd:
 			inAnswer = false
-		case inAnswer && t < 10:
+		case inAnswer && t < numDigits:
 			answered++
 		}
 	}
-	dst = append(dst, featAnswered+min(answered, 4))
-	// The digit at the position the next answer digit copies: what
-	// attention would retrieve in a transformer, handed to this small
-	// network as a feature. The policy still has to learn to use it.
-	if q := queries[p.Query]; inAnswer && answered < len(q) {
-		dst = append(dst, featPointer+p.Digits[q[answered]])
+	kind := 0
+	if p.IsHard {
+		kind = 1
 	}
-	return dst
+	prev := vocab
+	if n := len(prefix); n > 0 {
+		prev = prefix[n-1]
+	}
+	return append(dst, featPrompt+p.Index, featPromptPos+p.Index*(hardLen+1)+min(answered, hardLen),
+		featKind+kind, featPrev+prev, featStep+len(prefix))
 }

@@ -81,6 +81,7 @@ type BiLevelGAERequest struct {
 		GammaTurn  float64 `json:"gamma_turn"`
 		LamTurn    float64 `json:"lam_turn"`
 		Whiten     bool    `json:"whiten"`
+		FinalToken string  `json:"final_token"`
 	} `json:"config"`
 }
 
@@ -92,6 +93,7 @@ func DecodeBiLevelGAE(raw json.RawMessage) (GAEInputs, gae.BiLevelConfig, error)
 	def := gae.DefaultBiLevelConfig()
 	c := &req.Config
 	c.GammaToken, c.LamToken, c.GammaTurn, c.LamTurn = def.GammaToken, def.LambdaToken, def.GammaTurn, def.LambdaTurn
+	c.FinalToken = "turn"
 	if err := decode(raw, &req); err != nil {
 		return GAEInputs{}, gae.BiLevelConfig{}, err
 	}
@@ -104,6 +106,14 @@ func DecodeBiLevelGAE(raw json.RawMessage) (GAEInputs, gae.BiLevelConfig, error)
 	}
 	cfg := gae.BiLevelConfig{GammaToken: c.GammaToken, LambdaToken: c.LamToken,
 		GammaTurn: c.GammaTurn, LambdaTurn: c.LamTurn, Whiten: c.Whiten}
+	switch c.FinalToken {
+	case "turn":
+		cfg.FinalToken = gae.TurnAdvantage
+	case "turn_plus_delta":
+		cfg.FinalToken = gae.TurnAdvantagePlusDelta
+	default:
+		return in, cfg, tensor.Errorf(tensor.ErrRange, "config.final_token", nil, "%q, want \"turn\" (VAGEN's code) or \"turn_plus_delta\" (Algorithm 2 line 18)", c.FinalToken)
+	}
 	return in, cfg, bs.err
 }
 

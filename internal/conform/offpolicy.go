@@ -17,7 +17,8 @@ type OffPolicyAdvantagesRequest struct {
 	Rewards   []float64 `json:"rewards"`
 	Baselines []float64 `json:"baselines"`
 	Config    struct {
-		Eps float64 `json:"eps"`
+		Eps      float64 `json:"eps"`
+		StdFloor float64 `json:"std_floor"`
 	} `json:"config"`
 }
 
@@ -26,7 +27,8 @@ type OffPolicyAdvantagesRequest struct {
 // ε = 1e-6.
 func DecodeOffPolicyAdvantages(raw json.RawMessage) (rewards, baselines []float64, cfg replay.AdvantageConfig, err error) {
 	var req OffPolicyAdvantagesRequest
-	req.Config.Eps = replay.DefaultAdvantageConfig().Eps
+	def := replay.DefaultAdvantageConfig()
+	req.Config.Eps, req.Config.StdFloor = def.Eps, def.StdFloor
 	if err := decode(raw, &req); err != nil {
 		return nil, nil, cfg, err
 	}
@@ -36,7 +38,7 @@ func DecodeOffPolicyAdvantages(raw json.RawMessage) (rewards, baselines []float6
 	case req.Baselines == nil:
 		return nil, nil, cfg, tensor.Errorf(tensor.ErrEmpty, "baselines", nil, "missing")
 	}
-	return req.Rewards, req.Baselines, replay.AdvantageConfig{Eps: req.Config.Eps}, nil
+	return req.Rewards, req.Baselines, replay.AdvantageConfig{Eps: req.Config.Eps, StdFloor: req.Config.StdFloor}, nil
 }
 
 func offpolicyAdvantages(raw json.RawMessage) (any, error) {

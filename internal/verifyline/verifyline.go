@@ -37,7 +37,7 @@ type Result struct {
 
 // FromVerifier converts a verifier's result to the wire form.
 func FromVerifier(r verifiers.Result) Result {
-	return Result{Score: r.Score, Correct: r.Correct}
+	return Result{Score: r.Score, Correct: r.Correct, Timeout: r.Timeout, Reason: r.Reason}
 }
 
 // Parse decodes one request. It is strict, as the contract is: an unknown

@@ -221,6 +221,7 @@ def bilevel_cases(g):
               "mask": [[0, 1, 1, 1, 0, 0, 1, 1]],
               "turn_end": [[0, 0, 0, 1, 0, 0, 0, 1]],
               "config": {"gamma_token": 1.0, "lam_token": 1.0, "gamma_turn": 0.95, "lam_turn": 1.0}}]
+    cases.append(dict(cases[0], config=dict(cases[0]["config"], final_token="turn_plus_delta")))
     for k in range(43):
         B, T = g.shape()
         kind = g.pick(["full", "prefix", "holes", "holes", "empty_row"]) if T > 1 else "full"
@@ -246,6 +247,8 @@ def bilevel_cases(g):
         cfg = {"gamma_token": g.pick([1.0, 0.99]), "lam_token": g.pick([1.0, 0.95]),
                "gamma_turn": g.pick([0.95, 0.99, 0.9]), "lam_turn": g.pick([1.0, 0.9]),
                "whiten": k % 4 == 0}
+        if k % 3 == 1:
+            cfg["final_token"] = "turn_plus_delta"
         cases.append({"op": "bilevel_gae", "rewards": rewards, "values": g.mat(B, T, -1, 1),
                       "mask": mask, "turn_end": end, "config": cfg})
     return cases
@@ -253,14 +256,15 @@ def bilevel_cases(g):
 
 def tas_cases(g):
     cases = []
-    for k in range(36):
+    shapes = ["parabolic", "uniform", "inverse", "linear_decay", "linear_incline"]
+    for k in range(45):
         B, T = g.shape()
         kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else "full"
         if kind == "empty_row" and B == 1:
             kind = "holes"
         cases.append({"op": "tas_weights", "mask": g.mask(B, T, kind),
                       "config": {"lambda": g.pick([0.3, 0.0, 0.5, 1.0]),
-                                 "shape": ["parabolic", "uniform", "inverse"][k % 3]}})
+                                 "shape": shapes[k % len(shapes)]}})
     return cases
 
 
@@ -272,9 +276,14 @@ def offpolicy_cases(g):
             rewards = [g.pick([0.0, 1.0])] * n  # no spread: left unscaled
         else:
             rewards = [g.pick([0.0, 1.0, g.u(-1, 2)]) for _ in range(n)]
+        if k % 7 == 3:  # a small spread, under the floor
+            rewards = [num(0.5 + g.u(-0.02, 0.02)) for _ in range(max(n, 2))]
+            n = len(rewards)
+        cfg = {"eps": g.pick([1e-6, 1e-4, 0.01])}
+        if k % 3 == 0:
+            cfg["std_floor"] = g.pick([0.05, 0.5, 1.0])
         cases.append({"op": "offpolicy_advantages", "rewards": rewards,
-                      "baselines": [g.u(0, 1) for _ in range(n)],
-                      "config": {"eps": g.pick([1e-6, 1e-4, 0.01])}})
+                      "baselines": [g.u(0, 1) for _ in range(n)], "config": cfg})
     return cases
 
 

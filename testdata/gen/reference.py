@@ -262,7 +262,8 @@ def gae(req):
 
 
 def bilevel_gae(req):
-    cfg = {"gamma_token": 1.0, "lam_token": 1.0, "gamma_turn": 0.95, "lam_turn": 1.0, "whiten": False}
+    cfg = {"gamma_token": 1.0, "lam_token": 1.0, "gamma_turn": 0.95, "lam_turn": 1.0, "whiten": False,
+           "final_token": "turn"}
     cfg.update(req.get("config", {}))
     r, v, m, e = req["rewards"], req["values"], req["mask"], req["turn_end"]
     adv = [[0.0] * len(row) for row in m]
@@ -284,6 +285,12 @@ def bilevel_gae(req):
                 continue
             if t in turn_adv:
                 a = turn_adv[t]
+                if cfg["final_token"] == "turn_plus_delta":
+                    # VAGEN Algorithm 2 line 18 as printed: the final token's
+                    # own delta, bootstrapping from the next valid token.
+                    a += cfg["gamma_token"] * nv - v[b][t]
+                elif cfg["final_token"] != "turn":
+                    raise ValueError("unknown final_token " + cfg["final_token"])
             else:
                 delta = r[b][t] + cfg["gamma_token"] * nv - v[b][t]
                 a = delta + cfg["gamma_token"] * cfg["lam_token"] * na
@@ -310,11 +317,16 @@ def tas_weights(req):
             if n <= 1 or cfg["shape"] == "uniform":
                 w[t] = 1.0
                 continue
-            u = (2.0 * k / (n - 1) - 1.0) ** 2
+            x = k / (n - 1)
+            u = (2.0 * x - 1.0) ** 2
             if cfg["shape"] == "parabolic":
                 w[t] = 1.0 + lam * u
             elif cfg["shape"] == "inverse":
                 w[t] = 1.0 + lam * (1.0 - u)
+            elif cfg["shape"] == "linear_decay":
+                w[t] = 1.0 + lam * (1.0 - x)
+            elif cfg["shape"] == "linear_incline":
+                w[t] = 1.0 + lam * x
             else:
                 raise ValueError("unknown shape " + cfg["shape"])
         out.append(w)
@@ -325,12 +337,15 @@ def tas_weights(req):
 
 
 def offpolicy_advantages(req):
-    eps = req.get("config", {}).get("eps", 1e-6)
+    cfg = {"eps": 1e-6, "std_floor": 0.1}
+    cfg.update(req.get("config", {}))
     rewards, base = req["rewards"], req["baselines"]
     sigma = _std(rewards, True)
-    # With no spread (one experience or equal rewards) the advantage is left
-    # unscaled, R - R̄(q), rather than divided by eps (docs/spec.md#avatar-off-policy-advantage).
-    denom = sigma + eps if sigma > 0 else 1.0
+    # Eq. 11 with its guard (docs/spec.md#avatar-off-policy-advantage): the
+    # spread is raised to at least std_floor (0 means the default 0.1), so
+    # that a batch of nearly equal rewards cannot blow the advantage up.
+    floor = cfg["std_floor"] if cfg["std_floor"] > 0 else 0.1
+    denom = max(sigma, floor) + cfg["eps"]
     return {"advantages": [(r - b) / denom for r, b in zip(rewards, base)]}
 
 

@@ -1,10 +1,14 @@
 // Package mathverify decides whether a model's response states the same
-// mathematical answer as a reference (docs/spec.md#rewards-and-verifiers, "Math answer verifier"). It
-// does what Hugging Face's Math-Verify does with sympy — extract the final
-// answer, parse LaTeX or plain text, compare by value — in pure Go with
-// math/big, and it passes 231 of the 232 matching and all 38 non-matching
-// cases of Math-Verify's own test suite (the one miss is a case whose
-// expectation is mathematically wrong: 1 − 1/e against 1 + 1/e).
+// mathematical answer as a reference (docs/spec.md#math-verifier). It
+// parses and compares answers as Hugging Face's Math-Verify does with
+// sympy — LaTeX or plain text, compared by value — in pure Go with
+// math/big, but reads a response's answer only from its answer slot
+// (below), so that a policy cannot be paid for an answer it did not give.
+// On Math-Verify's own test suite it gets 225 of the 232 matching and all
+// 38 non-matching cases; the misses are responses without an answer slot,
+// which Math-Verify reads by their last number, an equation of two
+// different constants it reads by its last side, and one case whose
+// expectation is mathematically wrong (1 − 1/e against 1 + 1/e).
 //
 //	res, err := mathverify.Verify(ctx, `$\frac{1}{2}$`, response, mathverify.DefaultOptions())
 //	// res.Correct, res.Score (1 or 0), res.Gold and res.Pred for logs
@@ -20,6 +24,25 @@
 // a gold of any length is parsed whole when nothing else is found, a pred
 // only up to 200 bytes), and the comparison rules below give the gold the
 // last word: a gold "x = 3" accepts "3", a gold relation accepts a pred set.
+//
+// # Answer slot
+//
+// A pred is read from its answer slot (docs/spec.md#answer-slot), the same
+// rule the choice and number verifiers use: reasoning up to </think> is
+// dropped, and a response cut off inside <think> has no answer; inside the
+// last closed <answer> pair (if any), the slot is the last \boxed group or
+// the sentence after the last answer phrase ("the final answer is",
+// "Answer:", "####", or backwards "X is our answer"), whichever comes
+// last; failing both, the <answer> content, a bare final line (a
+// formula, or a sentence that ends with its only math environment) or a
+// concluding sentence ("Therefore, the probability is 2/3."). No
+// slot, an empty or unclosed <answer>, an unclosed final \boxed{, or boxes
+// that disagree score 0 with Result.Reason; there is never a fallback to
+// earlier text. Inside the slot, extraction proceeds as below, and every
+// constant value in the slot outside the chosen answer must equal it: "3
+// or 4", "\boxed{3 \text{ or } 4}", "12, i.e. 13" score 0, while a value
+// the slot rules out ("5, not 6") is ignored. Options.Lenient restores
+// Math-Verify's reading of the whole response.
 //
 // # Extraction
 //
@@ -70,7 +93,8 @@
 // Numbers: integers, decimals (".4"), scientific notation (1.5e3),
 // repeating decimals (0.1\overline{6}), digit groups (1,000,000; 12{,}345;
 // 12,\!345; 12\,345; 10 000), a decimal comma in plain text ("2,74"),
-// mixed numbers (2\frac{1}{2} is 5/2) and bases (204_5 is 54). In LaTeX a
+// mixed numbers (2\frac{1}{2} and "2 1/2" are 5/2; "21/2" is 21/2) and
+// bases (204_5 is 54). In LaTeX a
 // bare comma groups digits only outside brackets, so (2,100) is a pair. Names: one letter each, so
 // "xy" is x·y; e and i are the constants; x_1, a_{n-1} are indexed names;
 // f, g, h (and F, G, H) followed by ( are functions; Greek commands and
@@ -82,7 +106,7 @@
 // \operatorname{…}, and matrix environments (pmatrix, bmatrix, matrix,
 // vmatrix, array). Ignored: \left, \right, \big…, \displaystyle, spacing,
 // \$, layout environments (align, equation), \pmod{…}. \text{…} after a
-// value is a unit and dropped, as are unit words ("cm", "miles", "dollars")
+// value is a unit and dropped, as is \mathrm{~cm} and unit words ("cm", "miles", "dollars")
 // that end a value and the scale after a degree (25^\circ C); \text{13} is 13; any other \text{…} is a text answer.
 // "a ≈ b" keeps the exact side: the part before ≈ when it holds an "=",
 // else the part after; "a ⇒ b" keeps b. Lists: "n = 1, 2, 3" is n ∈
@@ -95,11 +119,16 @@
 //     powers, perfect roots, factorials, binomials); at Options.Precision
 //     decimal places when a number written with a decimal point is involved
 //     (1/3 and 0.333333 match at 6, not 0.33); otherwise in complex floating
-//     point with relative tolerance 1e-9 (√8 and 2√2).
+//     point with relative tolerance 1e-11 (√8 and 2√2; not π and 355/113).
+//     When float64 finds a Σ or Π equal to the other side, both are
+//     recomputed at 256 bits and must agree to 2^−200 relative, so
+//     Σ_{k≤10000} 1/k^50 is not 1.
 //   - Expressions with variables: evaluated at 6 points drawn from a fixed
 //     hash (variables in [0.35, 2.65], summation bounds integers 2…6) in
 //     complex arithmetic; equal when they agree at every point where both
-//     are defined, with at least 3 such points. Unknown functions f(x) and
+//     are defined, with at least 3 such points; then again at the same
+//     points with negative and mixed signs, where both sides are real, so
+//     that x, |x| and √(x²) stay apart (√(x²) = |x|). Unknown functions f(x) and
 //     indexed names x_n become fixed pseudo-random smooth functions, so f(x)
 //     equals f(x) but not f(y). Options.Strict (default) compares variables
 //     by name; without it the pred's variables are renamed to the gold's.
@@ -118,8 +147,14 @@
 //     −2 < x < 2); otherwise l − r must be a positive multiple.
 //   - Relations and sets: a gold relation matches a pred interval or set
 //     (x > 3 and (3, ∞); 0 < f(x) < 1 and (0, 1); 1 ≤ |z| ≤ 3/2 and
-//     z ∈ [−3/2, −1] ∪ [1, 3/2]); a gold set matches a pred relation only
+//     z ∈ [−3/2, −1] ∪ [1, 3/2]); a gold interval or union matches a pred
+//     inequality in one variable, or inequalities joined by "or", as the
+//     set they define (x > 2 and (2, ∞); x < 0 or x > 1 and
+//     (−∞, 0) ∪ (1, ∞)); a gold finite set matches a pred relation only
 //     with Options.AllowSetRelationComp. x ∈ S answers S.
+//   - Multiple choice in the AMC style: when either side is written
+//     "\textbf{(C)}\ 24" or "(C) 24", the other matches by the letter ("C",
+//     "(C)") or by the value ("24"); two AMC forms need the same letter.
 //   - Intervals and unions are sorted and merged ([0,1) ∪ [1,2] = [0,2]) and
 //     compared endpoint by endpoint with their open/closed ends; finite sets
 //     take part as points.
@@ -141,8 +176,12 @@
 // (the tests and fuzzers fail on it). Options bound the input length
 // (MaxInputLen, 1 MiB), nesting (MaxDepth, 64), exact powers (MaxExponent,
 // 10000; beyond it floating point), factorials and binomials (MaxFactorial,
-// 1000) and wall time (Timeout, 1 s, checked in every loop together with
-// the context). Fixed bounds: literals of 4096 digits and exponents of 4096,
+// 1000) and wall time (Timeout, 30 ms, checked in every loop together
+// with the context). A call stopped by Timeout or by the context's
+// deadline is a verdict: Score 0, Timeout set, a Reason; only a cancelled
+// context is an error. Exact big-number arithmetic stops at intermediates
+// of 2¹⁸ bits (about 79 000 digits; 1000! has 2568) and falls back to
+// floating point beyond. Fixed bounds: literals of 4096 digits and exponents of 4096,
 // exact intermediates of 2¹⁸ bits, answers of 8 KiB, plain-text runs of 512
 // bytes, sums of 10000 terms, 64 ± variants, 4096 multiply-adds per matrix
 // product, and the last 32 answer phrases, environments and numbers of a

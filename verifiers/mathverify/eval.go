@@ -19,15 +19,27 @@ var errTimeout = errors.New("mathverify: time budget exhausted")
 type budget struct {
 	ctx      context.Context
 	deadline time.Time
-	timed    bool
-	n        int
-	err      error
+	// grace is the deadline for a call that has done little work: a
+	// typical verification takes under 200 steps, so one that passes
+	// Options.Timeout after fewer than minBudgetSteps was descheduled, not
+	// expensive, and gets graceFactor times the time before it stops.
+	grace time.Time
+	timed bool
+	n     int
+	err   error
 }
+
+// Time-budget grace for cheap calls on a loaded machine.
+const (
+	minBudgetSteps = 256
+	graceFactor    = 4
+)
 
 func newBudget(ctx context.Context, timeout time.Duration) *budget {
 	b := &budget{ctx: ctx}
 	if timeout > 0 {
-		b.deadline, b.timed = time.Now().Add(timeout), true
+		now := time.Now()
+		b.deadline, b.grace, b.timed = now.Add(timeout), now.Add(graceFactor*timeout), true
 	}
 	return b
 }
@@ -54,9 +66,12 @@ func (b *budget) check() bool {
 		b.err = err
 		return false
 	}
-	if b.timed && time.Now().After(b.deadline) {
-		b.err = errTimeout
-		return false
+	if b.timed {
+		now := time.Now()
+		if now.After(b.deadline) && (b.n >= minBudgetSteps || now.After(b.grace)) {
+			b.err = errTimeout
+			return false
+		}
 	}
 	return true
 }

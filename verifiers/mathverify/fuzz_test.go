@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 	"testing"
 	"time"
 )
@@ -102,7 +103,7 @@ func FuzzExtract(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer slow(t, 3*time.Second, s)()
-		a := extract(s, &o, match&8 != 0, newBudget(context.Background(), time.Second))
+		a, _ := extract(s, &o, match&8 != 0, slot.None, newBudget(context.Background(), time.Second))
 		if a.node != nil {
 			_ = a.node.String()
 		}

@@ -62,9 +62,19 @@ type Options struct {
 	// MaxFactorial is the largest n for which n! and binomials are
 	// computed. Default 1000.
 	MaxFactorial int
+	// Lenient turns the answer-slot rule off: the pred is read as
+	// Math-Verify reads it, boxes and answer phrases first, else the last
+	// number or formula anywhere. By default (false) the pred's answer is
+	// read from its answer slot only (doc.go, "Answer slot"), and a pred
+	// without one, or with several answers in it, is not correct.
+	Lenient bool
 	// Timeout bounds one Verify call in addition to the context's own
 	// deadline; 0 means none. It is a safety net for hostile input (typical
-	// calls take microseconds). Default 1 s.
+	// calls take microseconds). A call that reaches it is a verdict of 0
+	// with Result.Timeout set, not an error. A call that has done little
+	// work when it passes the budget (under 256 steps; typical calls take
+	// under 200) was descheduled on a loaded machine rather than
+	// expensive, and gets four times the budget. Default 30 ms.
 	Timeout time.Duration
 }
 
@@ -81,7 +91,7 @@ func DefaultOptions() Options {
 		MaxDepth:      64,
 		MaxExponent:   10000,
 		MaxFactorial:  1000,
-		Timeout:       time.Second,
+		Timeout:       30 * time.Millisecond,
 	}
 }
 
@@ -153,6 +163,7 @@ func validChoices(s string) bool {
 //	max_depth                int    (MaxDepth)
 //	max_exponent             int    (MaxExponent)
 //	max_factorial            int    (MaxFactorial)
+//	lenient                  bool   read a pred without an answer slot whole (Lenient)
 //	timeout_ms               number milliseconds, 0 = no limit of its own (Timeout)
 //
 // Numbers may arrive as float64 (encoding/json) or as Go integers; integer
@@ -193,6 +204,8 @@ func ParseOptions(params map[string]any) (Options, error) {
 			o.MaxExponent, err = intParam(k, v)
 		case "max_factorial":
 			o.MaxFactorial, err = intParam(k, v)
+		case "lenient":
+			o.Lenient, err = boolParam(k, v)
 		case "timeout_ms":
 			var ms float64
 			ms, err = numParam(k, v)
@@ -215,7 +228,7 @@ func ParseOptions(params map[string]any) (Options, error) {
 
 var paramKeys = []string{
 	"allow_set_relation_comp", "boxed_priority", "choices", "match_types",
-	"max_depth", "max_exponent", "max_factorial", "max_input_len",
+	"lenient", "max_depth", "max_exponent", "max_factorial", "max_input_len",
 	"precision", "strict", "timeout_ms",
 }
 

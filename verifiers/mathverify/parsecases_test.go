@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,7 +60,7 @@ func TestParseCases(t *testing.T) {
 			continue
 		}
 		ran++
-		a := extract(c.Input, &o, false, newBudget(context.Background(), time.Second))
+		a, _ := extract(c.Input, &o, false, slot.None, newBudget(context.Background(), time.Second))
 		got := ""
 		if a.node != nil {
 			got = a.node.String()

@@ -262,7 +262,8 @@ var table = map[string][]tc{
 		{"2x+3", "2y+3", true, lax},
 		{"f(x)", "f(t)", false, nil},
 		{"f(x)", "f(t)", true, lax},
-		{"\\sqrt{x^2}", "x", true, nil},
+		{"\\sqrt{x^2}", "x", false, nil}, // √(x²) = |x|: distinct from x at negative points
+		{"\\sqrt{x^2}", "|x|", true, nil},
 		{"|x-3|", "|3-x|", true, nil},
 		{"|x-3|", "x-3", false, nil},
 		{"\\frac{x}{2}", "0.5x", true, nil},
@@ -524,7 +525,10 @@ func TestTable(t *testing.T) {
 			if !c.want {
 				neg++
 			}
+			// The table pins Math-Verify's reading of whole texts; the
+			// answer-slot rule has its own suite (testdata/adversarial.jsonl).
 			o := DefaultOptions()
+			o.Lenient = true
 			if c.opt != nil {
 				c.opt(&o)
 			}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // ErrInternal wraps a panic recovered inside Verify. It is a bug in this
@@ -25,6 +26,12 @@ type Result struct {
 	// for logs ("" when nothing was found; text that did not parse as
 	// is), cut at 1000 bytes.
 	Gold, Pred string
+	// Timeout reports a call stopped by the context's deadline or
+	// Options.Timeout before it could decide; Score is 0.
+	Timeout bool
+	// Reason says why a pred scored 0 without being judged: no answer
+	// slot, several different answers, a malformed slot, a timeout.
+	Reason string
 }
 
 // testHookPanic, when set by a test, is called inside Verify's recovery
@@ -62,23 +69,93 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 	}
 	bud := newBudget(ctx, opts.Timeout)
 	if !bud.check() {
-		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+		if err := timedOut(bud); err != nil {
+			return Result{}, err
+		}
+		return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
 	}
 	if testHookPanic != nil {
 		testHookPanic()
 	}
-	ga := extract(gold, &opts, true, bud)
-	pa := extract(pred, &opts, false, bud)
+	ga, _ := extract(gold, &opts, true, slot.None, bud)
+	var (
+		pa     answer
+		others []*node
+	)
+	if opts.Lenient {
+		pa, _ = extract(pred, &opts, false, slot.None, bud)
+	} else {
+		s := slot.Find(pred, false)
+		if s.Kind == slot.None {
+			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
+		}
+		pa, others = extract(pred[s.Start:s.End], &opts, false, s.Kind, bud)
+		if pa.limited {
+			return Result{Gold: ga.String(), Reason: fmt.Sprintf("limit: the answer is over %d bytes", maxAnswerLen)}, nil
+		}
+		for _, o := range s.Others {
+			n, err := parseAnswer(o, false, opts.MaxDepth, bud)
+			if err != nil || pa.node == nil {
+				return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different \\boxed{} answers"}, nil
+			}
+			others = append(others, n)
+		}
+	}
 	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
+	for _, o := range others {
+		if !c.equal(pa.node, o) && bud.err == nil {
+			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
+		}
+	}
+	if pa.bounded {
+		return Result{Gold: ga.String(), Pred: pa.String(), Reason: "a bound (at least, more than, or more, …), not a value"}, nil
+	}
+	if pa.node != nil && !opts.Lenient && c.falseChain(pa.node) {
+		return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot (a false equation of constants)"}, nil
+	}
 	correct := c.answersEqual(ga, pa)
+	if err := timedOut(bud); err != nil {
+		return Result{}, err
+	}
 	if bud.err != nil {
-		return Result{}, fmt.Errorf("mathverify: %w", bud.err)
+		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
 	}
 	res = Result{Correct: correct, Gold: ga.String(), Pred: pa.String()}
 	if correct {
 		res.Score = 1
 	}
 	return res, nil
+}
+
+// falseChain reports an equation whose sides are all constants that are
+// not all equal: "\boxed{6 = 5}" states two answers, and is not read by
+// its last side. Chains that start with a name ("x = 5+5+1 = 11") keep
+// Math-Verify's reading by the last side.
+func (c *comparer) falseChain(n *node) bool {
+	if n.k != kRel || !allOps(n, opEq) {
+		return false
+	}
+	for _, a := range n.args {
+		if len(freeVars(a).names) != 0 {
+			return false
+		}
+	}
+	for _, a := range n.args[1:] {
+		if !c.equal(n.args[0], a) {
+			return true
+		}
+	}
+	return false
+}
+
+// timedOut returns the budget's error when the caller cancelled the
+// context: that is the caller's decision, not a verdict. An expired
+// deadline or time budget is a verdict instead (Result.Timeout).
+func timedOut(bud *budget) error {
+	if bud.err != nil && errors.Is(bud.err, context.Canceled) {
+		return fmt.Errorf("mathverify: %w", bud.err)
+	}
+	return nil
 }
 
 // maxRender bounds the text of Result.Gold and Result.Pred.
@@ -102,6 +179,9 @@ func (a answer) String() string {
 // answersEqual compares the extracted answers: their trees, then their
 // texts, since an answer that does not parse (12:00) still equals itself.
 func (c *comparer) answersEqual(g, p answer) bool {
+	if eq, done := c.amcEqual(g.raw, p.raw); done {
+		return eq
+	}
 	if g.node != nil && p.node != nil {
 		gn, pn := expandPM(g.node), expandPM(p.node)
 		if !c.o.Strict {

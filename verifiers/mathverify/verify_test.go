@@ -208,9 +208,9 @@ func TestTimeout(t *testing.T) {
 	o := DefaultOptions()
 	o.Timeout = time.Millisecond
 	start := time.Now()
-	_, err := Verify(context.Background(), "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
-	if !errors.Is(err, errTimeout) {
-		t.Fatalf("Verify with a 1 ms budget on 10⁸ terms = %v, want the time budget error", err)
+	res, err := Verify(context.Background(), "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
+	if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
+		t.Fatalf("Verify with a 1 ms budget on 10⁸ terms = %+v, %v; want a timeout verdict of 0 with a reason", res, err)
 	}
 	if el := time.Since(start); el > time.Second {
 		t.Errorf("a 1 ms budget took %v", el)
@@ -218,9 +218,14 @@ func TestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	o.Timeout = 0
-	_, err = Verify(ctx, "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Verify with a 1 ms context = %v, want context.DeadlineExceeded", err)
+	res, err = Verify(ctx, "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
+	if err != nil || !res.Timeout || res.Score != 0 {
+		t.Fatalf("Verify with a 1 ms context = %+v, %v; want a timeout verdict", res, err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if _, err := Verify(cctx, "1", "1", o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Verify with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 

@@ -1,0 +1,170 @@
+package replay_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rlpost/rlpost/replay"
+)
+
+// The measurements of docs' benchmarks: run with
+//
+//	RLPOST_REPLAY_MEASURE=1048576 go test -run 'TestMeasure' -v ./replay
+//
+// (the value is the number of prompts the VCRS tracks). They are skipped
+// otherwise: each builds a buffer of a few hundred megabytes.
+const measureEnv = "RLPOST_REPLAY_MEASURE"
+
+func measurePrompts(t *testing.T) int {
+	s := os.Getenv(measureEnv)
+	if s == "" {
+		t.Skip("set " + measureEnv + "=<prompts> to measure")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q, want a prompt count", measureEnv, s)
+	}
+	return n
+}
+
+// measured builds a buffer tracking n prompts (one reward each, W = 20) and
+// holding 10 000 experiences of 512 log-probs and 512 tokens.
+func measured(t testing.TB, n int) *replay.Buffer {
+	cfg := replay.DefaultConfig()
+	cfg.MaxPrompts = max(n, cfg.MaxPrompts)
+	b, err := replay.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for p := range uint64(n) {
+		if err := b.Observe(p, float64(rng.IntN(2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logp, tokens := make([]float32, 512), make([]int32, 512)
+	for i := range logp {
+		logp[i], tokens[i] = -0.5, int32(i)
+	}
+	for i := range cfg.Capacity {
+		e := replay.Experience{Prompt: uint64(rng.IntN(n)), Logp: logp, Tokens: tokens, Reward: float64(i % 2)}
+		if _, err := b.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// TestMeasureSnapshotStall: the longest an Add waits while Snapshot runs.
+func TestMeasureSnapshotStall(t *testing.T) {
+	n := measurePrompts(t)
+	b := measured(t, n)
+	var size countWriter
+	if err := b.Snapshot(&size); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	var worst, adds atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		e := replay.Experience{Prompt: 1, Logp: []float32{-1}, Reward: 1}
+		for !stop.Load() {
+			t0 := time.Now()
+			b.Add(e)
+			if d := int64(time.Since(t0)); d > worst.Load() {
+				worst.Store(d)
+			}
+			adds.Add(1)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	worst.Store(0)
+	time.Sleep(300 * time.Millisecond)
+	idle := time.Duration(worst.Load())
+	worst.Store(0)
+	t0 := time.Now()
+	if err := b.Snapshot(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(t0)
+	stop.Store(true)
+	wg.Wait()
+	fmt.Printf("prompts %d  snapshot %d bytes  snapshot took %v  longest Add during it %v  (longest in 300 ms without a snapshot %v)\n",
+		n, int64(size), took.Round(time.Millisecond), time.Duration(worst.Load()).Round(10*time.Microsecond), idle.Round(10*time.Microsecond))
+}
+
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+const restoreChildEnv = "RLPOST_REPLAY_RESTORE_CHILD"
+
+// TestMeasureRestorePeak saves a buffer, then loads it in a fresh child
+// process and reports the child's peak resident memory (VmHWM) against the
+// snapshot's size.
+func TestMeasureRestorePeak(t *testing.T) {
+	if path := os.Getenv(restoreChildEnv); path != "" {
+		before := vmHWM(t)
+		b, err := replay.LoadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := vmHWM(t)
+		fmt.Printf("child: peak RSS before load %d kB, after %d kB, %d experiences\n", before, after, b.Len())
+		return
+	}
+	n := measurePrompts(t)
+	path := filepath.Join(t.TempDir(), "replay.snap")
+	if err := measured(t, n).SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMeasureRestorePeak$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), restoreChildEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var before, after, held int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "child:") {
+			fmt.Sscanf(line, "child: peak RSS before load %d kB, after %d kB, %d experiences", &before, &after, &held)
+		}
+	}
+	fmt.Printf("prompts %d  snapshot %d bytes  restore peak RSS %d kB (%d kB before loading)  peak/snapshot %.2f  growth/snapshot %.2f\n",
+		n, fi.Size(), after, before, float64(after*1024)/float64(fi.Size()), float64((after-before)*1024)/float64(fi.Size()))
+}
+
+// vmHWM reads this process's peak resident set size in kB.
+func vmHWM(t *testing.T) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	t.Skip("no VmHWM")
+	return 0
+}
