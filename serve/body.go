@@ -54,7 +54,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 		buf.Grow(int(r.ContentLength))
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	_ = rc.SetReadDeadline(time.Time{})
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	release = func() {
 		if buf.Cap() <= maxKeptBuf {
 			bufs.Put(buf)
@@ -93,6 +95,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, msg stri
 		s.log("request failed", "path", r.URL.Path, "code", code, "error", msg)
 	}
 	return s.reply(w, r, code, b)
+}
+
+// failUnread is fail for a request whose body was not read to its end. It
+// closes the connection after the answer: otherwise net/http would first
+// read and discard the rest of the body, and a client that stalls in its
+// body would hold the handler with no deadline.
+func (s *Server) failUnread(w http.ResponseWriter, r *http.Request, code int, msg string) int {
+	w.Header().Set("Connection", "close")
+	return s.fail(w, r, code, msg)
 }
 
 // decodeBody decodes a whole body into v: one JSON value and nothing after

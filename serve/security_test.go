@@ -170,3 +170,55 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 		t.Errorf("connection with unfinished headers: err %v after %v, want closed after ~100ms", err, time.Since(start))
 	}
 }
+
+// TestSlowBodyIsCutOff: a client that sends its headers and then stalls in
+// the body is answered and disconnected after ReadTimeout, and its budget
+// returned.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Registry = testRegistry(t, nil, nil)
+	cfg.ReadTimeout = 100 * time.Millisecond
+	s, err := New(cfg)
+	must(t, err)
+	defer s.Close()
+	ts := newHTTPTest(t, s)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	must(t, err)
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"items\": [") // and nothing more
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("stalled body held the connection for %v", time.Since(start))
+	}
+	if err == nil && !strings.Contains(status, "400") {
+		t.Errorf("stalled body answered %q, want a 400 or a closed connection", status)
+	}
+	if s.budget.free != cfg.MaxInflight {
+		t.Errorf("budget %d after the request, want all %d back", s.budget.free, cfg.MaxInflight)
+	}
+}
+
+// TestRefusedRequestDoesNotWaitForItsBody: a request refused before its
+// body is read (here 401) is answered at once and its connection closed,
+// rather than the server draining a body the client never sends.
+func TestRefusedRequestDoesNotWaitForItsBody(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Registry = testRegistry(t, nil, nil)
+	cfg.Token = testToken
+	s, err := New(cfg)
+	must(t, err)
+	defer s.Close()
+	ts := newHTTPTest(t, s)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	must(t, err)
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{") // no token, body stalls
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(status, "401") || time.Since(start) > 2*time.Second {
+		t.Errorf("got %q, %v after %v; want a prompt 401", status, err, time.Since(start))
+	}
+}

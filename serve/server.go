@@ -128,17 +128,17 @@ func endpointOf(path string) string {
 func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rlpost"`)
-		return s.fail(w, r, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN, or TOKEN as the password of the URL (http://rlpost:TOKEN@host/...)")
+		return s.failUnread(w, r, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN, or TOKEN as the password of the URL (http://rlpost:TOKEN@host/...)")
 	}
 	if !s.enter() {
-		return s.fail(w, r, http.StatusServiceUnavailable, "server is shutting down")
+		return s.failUnread(w, r, http.StatusServiceUnavailable, "server is shutting down")
 	}
 	defer s.active.Done()
 	switch ep {
 	case epHealthz, epMetrics:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			return s.fail(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use GET")
+			return s.failUnread(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use GET")
 		}
 		if ep == epMetrics {
 			s.promh.ServeHTTP(w, r)
@@ -146,15 +146,15 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 		}
 		return s.reply(w, r, http.StatusOK, []byte(`{"status":"ok"}`))
 	case epOther:
-		return s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no endpoint %q; have POST /verify, /openrlhf, /slime, GET /healthz, /metrics", r.URL.Path))
+		return s.failUnread(w, r, http.StatusNotFound, fmt.Sprintf("no endpoint %q; have POST /verify, /openrlhf, /slime, GET /healthz, /metrics", r.URL.Path))
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		return s.fail(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use POST with a JSON body")
+		return s.failUnread(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use POST with a JSON body")
 	}
 	body, release, herr := s.readBody(w, r)
 	if herr != nil {
-		return s.fail(w, r, herr.code, herr.msg)
+		return s.failUnread(w, r, herr.code, herr.msg)
 	}
 	defer release()
 	var resp []byte
