@@ -34,7 +34,9 @@
 //
 // The service runs verifiers on whatever it is sent. CheckBind refuses a
 // non-loopback address without a token; with Config.Token every request
-// must carry it as a bearer token, compared in constant time. Slow clients
+// must carry it, as a bearer token or as the password of Basic credentials
+// (a URL's user info, for trainers that cannot set headers), compared in
+// constant time. Slow clients
 // are cut off by the header, body, write and idle timeouts of Serve.
 //
 // # Example
