@@ -10,6 +10,7 @@
 //	rlpost golden [-bin PATH] [-strict] FILE.jsonl...
 //	                                    check golden request/expected pairs
 //	                                    through `rlpost conform`
+//	rlpost serve [-addr 127.0.0.1:8700 ...] the verifiers as an HTTP reward service
 //	rlpost version                      the module version and build
 //	rlpost help [COMMAND]               usage, of the tool or of one command
 //
@@ -37,6 +38,8 @@ usage:
                                      measure a hot path (ns per token, allocs)
   rlpost golden [-bin PATH] [-strict] FILE.jsonl...
                                      check request/expected pairs through conform
+  rlpost serve [-addr 127.0.0.1:8700] [-workers N] [-timeout 2s] [-token-file F] [-verifier math]
+                                     the verifiers as an HTTP reward service
   rlpost version                     print the module version and build
   rlpost help [COMMAND]              print this, or one command's usage
 
@@ -58,6 +61,7 @@ func init() {
 		"bench":   func(a []string, _ io.Reader, out, errw io.Writer) int { return benchCmd(a, out, errw) },
 		"golden":  func(a []string, _ io.Reader, out, errw io.Writer) int { return goldenCmd(a, out, errw) },
 		"version": func(a []string, _ io.Reader, out, errw io.Writer) int { return versionCmd(a, out, errw) },
+		"serve":   func(a []string, _ io.Reader, out, errw io.Writer) int { return serveCmd(a, out, errw) },
 	}
 }
 
@@ -67,6 +71,7 @@ var synopses = map[string]string{
 	"verify":  "rlpost verify [flags] < requests.jsonl\n\nReads {\"verifier\", \"gold\", \"pred\", \"params\"} lines on stdin and writes one\nresult line per input line, in order (docs/conformance.md).",
 	"bench":   "rlpost bench -op OP [flags]\n\nMeasures one hot path on a seeded random batch and prints one JSON line\n(docs/conformance.md).",
 	"golden":  "rlpost golden [flags] FILE.jsonl...\n\nRuns every request of each file through `rlpost conform` in a separate process\nand compares the response with the expectation (relative 1e-4).",
+	"serve":   "rlpost serve [flags]\n\nServes the verifiers over HTTP for RL trainers: POST /verify, /openrlhf, /slime,\nGET /healthz, /metrics (docs/conformance.md). Stops gracefully on SIGTERM.\nWith -loadtest it measures a server of its own on 127.0.0.1 and exits.",
 	"version": "rlpost version\n\nPrints the module version, the VCS revision it was built from, and the Go version.",
 }
 

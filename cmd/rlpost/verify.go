@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/rlpost/rlpost/internal/verifyline"
 	"github.com/rlpost/rlpost/verifiers"
 )
 
@@ -18,14 +18,6 @@ import (
 // answered with an error and skipped without being held in memory. Tests
 // lower it.
 var verifyLineLimit = 16 << 20
-
-// verifyRequest is one input line of `rlpost verify` (docs/conformance.md).
-type verifyRequest struct {
-	Verifier string           `json:"verifier"`
-	Gold     string           `json:"gold"`
-	Pred     *string          `json:"pred"`
-	Params   verifiers.Params `json:"params"`
-}
 
 // verifyResult is one answer line. "timeout" (only when true) marks a
 // line stopped by its deadline and "reason" (only when set) says why a
@@ -152,23 +144,9 @@ func verifyLine(n int, line []byte, timeout time.Duration) (resp any) {
 			resp = lineError(n, fmt.Errorf("verifier panicked: %v", p))
 		}
 	}()
-	if len(bytes.TrimSpace(line)) == 0 {
-		return lineError(n, errors.New("empty line; want a JSON request"))
-	}
-	var req verifyRequest
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return lineError(n, fmt.Errorf("request: %v", err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return lineError(n, errors.New("request: data after the JSON object"))
-	}
-	if req.Verifier == "" {
-		return lineError(n, fmt.Errorf("request: missing \"verifier\" (one of %v)", verifiers.Names()))
-	}
-	if req.Pred == nil {
-		return lineError(n, errors.New("request: missing \"pred\""))
+	req, err := verifyline.Parse(line) // shared with rlpost serve
+	if err != nil {
+		return lineError(n, err)
 	}
 	ctx := context.Background()
 	if timeout > 0 {

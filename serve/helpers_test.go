@@ -1,0 +1,165 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rlpost/rlpost/verifiers"
+)
+
+const testToken = "0123456789abcdef-test-token"
+
+// testRegistry holds a few real verifiers and the test ones:
+//
+//	slow      waits for its context to end, then returns its error
+//	stubborn  ignores its context and sleeps 1 s, then scores 1
+//	selfstop  stops at its own budget: score 0, Timeout, a reason
+//	panic     panics
+//	gate      signals started, then waits for release (or its context)
+func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}) *verifiers.Registry {
+	t.Helper()
+	reg := new(verifiers.Registry)
+	for _, name := range []string{"math", "number", "choice", "format"} {
+		v, err := verifiers.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, reg.Register(name, v))
+	}
+	must(t, reg.Register("slow", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		<-ctx.Done()
+		return verifiers.Result{}, ctx.Err()
+	})))
+	must(t, reg.Register("stubborn", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		time.Sleep(time.Second)
+		return verifiers.Result{Score: 1, Correct: true}, nil
+	})))
+	must(t, reg.Register("selfstop", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		return verifiers.Result{Timeout: true, Reason: "timeout: own budget"}, nil
+	})))
+	must(t, reg.Register("panic", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		panic("boom")
+	})))
+	must(t, reg.Register("gate", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+		if started != nil {
+			started <- struct{}{}
+		}
+		select {
+		case <-release:
+			return verifiers.Result{Score: 1, Correct: true, Parsed: pred}, nil
+		case <-ctx.Done():
+			return verifiers.Result{}, ctx.Err()
+		}
+	})))
+	return reg
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newTest starts a Server on the test registry behind an httptest server.
+func newTest(t *testing.T, edit func(*Config)) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Workers = 2
+	cfg.Registry = testRegistry(t, nil, nil)
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ts.Close()
+		s.Close()
+	})
+	return s, ts
+}
+
+// post sends body to ts+path and returns the status and the response.
+func post(t *testing.T, url, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, string(b)
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	must(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// decode strictly decodes a JSON answer into v.
+func decode(t *testing.T, body string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("answer %q: %v", body, err)
+	}
+}
+
+// wantError checks a 4xx answer: the code and an {"error"} body holding
+// substr.
+func wantError(t *testing.T, code int, body string, wantCode int, substr string) {
+	t.Helper()
+	if code != wantCode {
+		t.Errorf("status %d, want %d (body %s)", code, wantCode, body)
+		return
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	decode(t, body, &e)
+	if !strings.Contains(e.Error, substr) {
+		t.Errorf("error %q does not mention %q", e.Error, substr)
+	}
+}
+
+// metricValue reads one sample of the /metrics text, -1 when absent.
+func metricValue(t *testing.T, url, series string) float64 {
+	t.Helper()
+	code, body := get(t, url+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			var v float64
+			must(t, json.Unmarshal([]byte(rest), &v))
+			return v
+		}
+	}
+	return -1
+}

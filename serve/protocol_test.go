@@ -1,0 +1,228 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/verifyline"
+)
+
+type verifyAnswer struct {
+	Results []struct {
+		Score   *float64 `json:"score"`
+		Correct *bool    `json:"correct"`
+		Timeout bool     `json:"timeout"`
+		Reason  string   `json:"reason"`
+		Error   string   `json:"error"`
+	} `json:"results"`
+}
+
+func TestVerifyAnswersEveryItemInOrder(t *testing.T) {
+	_, ts := newTest(t, nil)
+	body := `{"items": [
+		{"verifier": "math", "gold": "1/2", "pred": "so the answer is $\\boxed{0.5}$"},
+		{"verifier": "number", "gold": "1024", "pred": "<answer>1,024</answer>"},
+		{"verifier": "nope", "pred": "x"},
+		{"verifier": "choice", "gold": "B", "pred": "<answer>C</answer>"},
+		{"gold": "B", "pred": "B"},
+		{"verifier": "choice", "gold": "B", "pred": "B", "extra": 1},
+		17,
+		null,
+		{"verifier": "panic", "pred": "x"},
+		{"verifier": "format", "pred": "<think>a</think><answer>b</answer>"}
+	]}`
+	code, resp := post(t, ts.URL+"/verify", body)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, resp)
+	}
+	var got verifyAnswer
+	decode(t, resp, &got)
+	want := []struct {
+		score float64
+		err   string // substring of the item's error; "" for a result
+	}{
+		{1, ""}, {1, ""}, {0, `items[2]: verifiers: unknown verifier "nope"`}, {0, ""},
+		{0, `items[4]: request: missing "verifier"`}, {0, `unknown field "extra"`},
+		{0, "items[6]: request:"}, {0, `items[7]: request: missing "verifier"`},
+		{0, "items[8]: verifier panic panicked: boom"}, {1, ""},
+	}
+	if len(got.Results) != len(want) {
+		t.Fatalf("%d results for %d items: %s", len(got.Results), len(want), resp)
+	}
+	for i, w := range want {
+		r := got.Results[i]
+		if w.err != "" {
+			if r.Score != nil || !strings.Contains(r.Error, w.err) {
+				t.Errorf("item %d: got %+v, want an error containing %q", i, r, w.err)
+			}
+			continue
+		}
+		if r.Error != "" || r.Score == nil || *r.Score != w.score || *r.Correct != (w.score == 1) {
+			t.Errorf("item %d: got %+v, want score %v", i, r, w.score)
+		}
+	}
+	// The same item through the verify contract's strictness: unknown
+	// top-level keys are errors.
+	code, resp = post(t, ts.URL+"/verify", `{"items": [], "x": 1}`)
+	wantError(t, code, resp, http.StatusBadRequest, `unknown field "x"`)
+	code, resp = post(t, ts.URL+"/verify", `{"items": []}`)
+	if code != http.StatusOK || resp != `{"results":[]}` {
+		t.Errorf("empty batch: %d %s", code, resp)
+	}
+}
+
+type openRLHFAnswer struct {
+	Rewards   []float64            `json:"rewards"`
+	Scores    []float64            `json:"scores"`
+	ExtraLogs map[string][]float64 `json:"extra_logs"`
+}
+
+func TestOpenRLHFStripsPromptsAndReadsLabels(t *testing.T) {
+	_, ts := newTest(t, nil)
+	// The response, not the prompt, is scored: the prompt holds a boxed
+	// wrong answer that must be ignored.
+	body := `{
+		"query":   ["<|user|>Is it \\boxed{3}?<|assistant|>It is $\\boxed{4}$.", "P2 <answer>B</answer>", "P3 <answer>12</answer>", "P4 \\boxed{5}"],
+		"prompts": ["<|user|>Is it \\boxed{3}?<|assistant|>", "P2 ", "P3 ", "P4 "],
+		"labels":  ["4", "{\"verifier\": \"choice\", \"gold\": \"B\"}", "{\"verifier\": \"number\", \"gold\": \"12\", \"params\": {\"tol\": 0.1}}", "3"],
+		"templates": "ignored: forks add keys"
+	}`
+	code, resp := post(t, ts.URL+"/openrlhf", body)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, resp)
+	}
+	var got openRLHFAnswer
+	decode(t, resp, &got)
+	want := []float64{1, 1, 1, 0}
+	if fmt.Sprint(got.Rewards) != fmt.Sprint(want) || fmt.Sprint(got.Scores) != fmt.Sprint(want) {
+		t.Errorf("rewards %v scores %v, want %v", got.Rewards, got.Scores, want)
+	}
+	for _, k := range openRLHFExtraLogs {
+		if len(got.ExtraLogs[k]) != len(want) {
+			t.Errorf("extra_logs[%q] = %v, want %d entries", k, got.ExtraLogs[k], len(want))
+		}
+	}
+	if fmt.Sprint(got.ExtraLogs["correct"]) != fmt.Sprint(want) {
+		t.Errorf("extra_logs.correct %v", got.ExtraLogs["correct"])
+	}
+
+	// Without prompts the whole query is the response; without labels the
+	// gold is "", which math rejects: score 0, flagged as an error.
+	code, resp = post(t, ts.URL+"/openrlhf", `{"query": ["\\boxed{1}"]}`)
+	decode(t, resp, &got)
+	if code != http.StatusOK || got.Rewards[0] != 0 || got.ExtraLogs["error"][0] != 1 {
+		t.Errorf("no labels: %d %s", code, resp)
+	}
+
+	for _, c := range []struct{ body, err string }{
+		{`{"query": ["abc"], "prompts": ["abd"], "labels": ["1"]}`, "prompts[0] is not a prefix of query[0]"},
+		{`{"query": ["abc", "d"], "prompts": ["a"], "labels": ["1", "2"]}`, `1 "prompts" for 2 "query"`},
+		{`{"query": ["abc"], "labels": ["1", "2"]}`, `2 "labels" for 1 "query"`},
+		{`{"query": ["abc"], "labels": ["{\"verifier\": \"nope\"}"]}`, `labels[0]: verifiers: unknown verifier "nope"`},
+		{`{"query": ["abc"], "labels": ["{\"verifier\": \"math\", \"glod\": \"1\"}"]}`, `labels[0]: label object: json: unknown field "glod"`},
+		{`{"query": ["abc"], "labels": [true]}`, `labels[0]: a boolean`},
+		{`{"query": "abc"}`, `field "query" is string, want []string`},
+		{`{"query": [1]}`, `field "query" is number, want string`},
+		{`{"prompts": ["a"]}`, `missing "query"`},
+	} {
+		code, resp := post(t, ts.URL+"/openrlhf", c.body)
+		wantError(t, code, resp, http.StatusBadRequest, c.err)
+	}
+}
+
+func TestOpenRLHFLabelThatLooksLikeJSONStaysAGold(t *testing.T) {
+	s, _ := newTest(t, nil)
+	for _, label := range []string{`"{1, 2}"`, `"{\"a\": 1}"`, `"[0, 0, 10, 10]"`} {
+		c, err := s.resolveLabel([]byte(label))
+		if err != nil || c.verifier != "math" || c.gold == "" {
+			t.Errorf("label %s: %+v, %v", label, c, err)
+		}
+	}
+	c, err := s.resolveLabel([]byte(`{"gold": 42}`))
+	if err != nil || c.verifier != "math" || c.gold != "42" {
+		t.Errorf("object label with a numeric gold: %+v, %v", c, err)
+	}
+	c, err = s.resolveLabel([]byte(`-3.5`))
+	if err != nil || c.gold != "-3.5" {
+		t.Errorf("numeric label: %+v, %v", c, err)
+	}
+}
+
+func TestSlimeNumberAndDetail(t *testing.T) {
+	_, ts := newTest(t, nil)
+	code, resp := post(t, ts.URL+"/slime", `{"prompt": "What is 1+1?", "response": "It is \\boxed{2}.", "label": "2"}`)
+	if code != http.StatusOK || resp != "1" {
+		t.Errorf("plain: %d %q, want the bare number 1", code, resp)
+	}
+	code, resp = post(t, ts.URL+"/slime", `{"prompt": [{"role": "user", "content": "x"}], "response": "<answer>B</answer>", "label": {"verifier": "choice", "gold": "C"}}`)
+	if code != http.StatusOK || resp != "0" {
+		t.Errorf("chat prompt, object label: %d %q, want 0", code, resp)
+	}
+	var d slimeDetail
+	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "It is \\boxed{2}.", "label": 2}`)
+	decode(t, resp, &d)
+	if code != http.StatusOK || d.Reward != 1 || !d.Correct || d.Timeout || d.Verifier != "math" || d.Parsed == "" {
+		t.Errorf("detail: %d %s", code, resp)
+	}
+	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "x", "label": {"verifier": "panic"}}`)
+	d = slimeDetail{}
+	decode(t, resp, &d)
+	if code != http.StatusOK || d.Reward != 0 || !strings.Contains(d.Error, "panicked") {
+		t.Errorf("panicking verifier: %d %s", code, resp)
+	}
+	for _, c := range []struct{ url, body, err string }{
+		{"/slime", `{"prompt": "p", "label": "2"}`, `missing "response"`},
+		{"/slime", `{"prompt": "p", "response": ["x"], "label": "2"}`, `field "response" is array`},
+		{"/slime", `{"response": "x", "label": {"verifier": "nope"}}`, `unknown verifier "nope"`},
+		{"/slime?detail=yes", `{"response": "x"}`, `detail="yes"`},
+	} {
+		code, resp := post(t, ts.URL+c.url, c.body)
+		wantError(t, code, resp, http.StatusBadRequest, c.err)
+	}
+}
+
+func TestHealthzAndMetrics(t *testing.T) {
+	_, ts := newTest(t, nil)
+	if code, body := get(t, ts.URL+"/healthz"); code != http.StatusOK || body != `{"status":"ok"}` {
+		t.Errorf("healthz: %d %s", code, body)
+	}
+	post(t, ts.URL+"/verify", `{"items": [{"verifier": "choice", "gold": "A", "pred": "A"}, {"verifier": "nope", "pred": "A"}]}`)
+	post(t, ts.URL+"/slime", `{"response": "A", "label": {"verifier": "choice", "gold": "A"}}`)
+	for series, want := range map[string]float64{
+		`rlpost_serve_items_total{endpoint="verify",verifier="choice"}`:        1,
+		`rlpost_serve_items_total{endpoint="verify",verifier="unknown"}`:       1,
+		`rlpost_serve_item_errors_total{endpoint="verify",verifier="unknown"}`: 1,
+		`rlpost_serve_items_total{endpoint="slime",verifier="choice"}`:         1,
+		`rlpost_serve_requests_total{code="200",endpoint="verify"}`:            1,
+		`rlpost_serve_items_in_flight`:                                         0,
+		`rlpost_serve_workers`:                                                 2,
+		`rlpost_serve_item_duration_seconds_count{verifier="choice"}`:          2,
+		`rlpost_serve_request_duration_seconds_count{endpoint="slime"}`:        1,
+	} {
+		if got := metricValue(t, ts.URL, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if code, resp := post(t, ts.URL+"/healthz", ``); code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz: %d %s", code, resp)
+	}
+}
+
+func TestAppendResultIsEncodingJSONs(t *testing.T) {
+	for _, r := range []verifyline.Result{
+		{}, {Score: 1, Correct: true}, {Score: 0.123456789012345678}, {Score: 1e-7}, {Score: 5e-324},
+		{Timeout: true, Reason: "timeout: \"quoted\" <tag> & \u2028"},
+	} {
+		want, _ := json.Marshal(r)
+		var a, b any
+		must(t, json.Unmarshal(appendResult(nil, r), &a))
+		must(t, json.Unmarshal(want, &b))
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%+v: appendResult %s, encoding/json %s", r, appendResult(nil, r), want)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package serve
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// recorder is a minimal http.ResponseWriter for calling ServeHTTP directly.
+type recorder struct {
+	h    http.Header
+	code int
+	body strings.Builder
+}
+
+func newRecorder() *recorder                    { return &recorder{h: http.Header{}} }
+func (r *recorder) Header() http.Header         { return r.h }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+func mustRequest(t *testing.T, path, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(body))
+	must(t, err)
+	return req
+}
