@@ -93,6 +93,12 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 	}
+	return timeOp(op, d, iter, cp, iters)
+}
+
+// timeOp makes two warm-up calls of iter, then times iters calls (and as
+// many of cp, if non-nil).
+func timeOp(op string, d *benchdata.Batch, iter, cp Iteration, iters int) (Result, error) {
 	for range 2 {
 		if err := iter(); err != nil {
 			return Result{}, fmt.Errorf("bench: %s: %w", op, err)
@@ -106,6 +112,7 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 	}
+	b, t := d.Shape.B, d.Shape.T
 	n := float64(b) * float64(t)
 	res := Result{
 		Op: op, B: b, T: t, Tokens: d.Valid,

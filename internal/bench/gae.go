@@ -8,6 +8,7 @@ import (
 
 func init() {
 	Register("gae", "cpu", gaeBench)
+	Register("gae_whiten", "cpu", gaeWhitenBench)
 	Register("bilevel_gae", "cpu", bilevelBench)
 }
 
@@ -26,6 +27,16 @@ const TurnLength = 64
 
 func gaeBench(d *benchdata.Batch) (Iteration, Iteration, error) {
 	cfg := GAEConfig()
+	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
+	return func() error {
+		return gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, cfg)
+	}, nil, nil
+}
+
+// gaeWhitenBench is gae with whitening over the batch's valid tokens.
+func gaeWhitenBench(d *benchdata.Batch) (Iteration, Iteration, error) {
+	cfg := GAEConfig()
+	cfg.Whiten = true
 	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
 	return func() error {
 		return gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, cfg)
