@@ -134,7 +134,7 @@ const (
 	kindTurn
 )
 
-// Phases of a job; each is one parallel.Do over the rows.
+// Phases of a job; each is one parallel.Rows over the rows.
 const (
 	phaseScan   = iota // the backward recursion, plus Σ A per row when whitening
 	phaseSquare        // Σ (A − mean)² per row
@@ -144,10 +144,6 @@ const (
 // whitenEps is added to the variance before the square root, as verl's
 // masked_whiten does.
 const whitenEps = 1e-8
-
-// parallelMin is the batch size (B·T) below which a call runs on the calling
-// goroutine alone: waking a worker costs more than the work.
-const parallelMin = 1 << 14
 
 // rowResult is what one row reports; rows are combined in order afterwards
 // so the result is the same bits whatever the number of workers.
@@ -199,12 +195,8 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.rows = j.rows[:B]
 
-	helpers := 0
-	if B*T >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
 	j.phase = phaseScan
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	for b := range j.rows {
 		if j.rows[b].bad {
 			return fmt.Errorf("gae: %w", j.diagnose(b))
@@ -223,7 +215,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.mean = sum / float64(n)
 	j.phase = phaseSquare
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	ss := 0.0
 	for _, r := range j.rows {
 		ss += r.ss
@@ -240,7 +232,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.scale = 1 / math.Sqrt(variance+whitenEps)
 	j.phase = phaseApply
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	return nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
+	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/internal/stat"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -179,28 +181,91 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 		}
 		batchStd = math.Sqrt(ss / div)
 	}
-	for k := range groups {
-		lo, hi, idx := g.members(k)
-		var vanished bool
-		var err error
-		if idx == nil {
-			vanished, err = contiguousGroup(dst, rewards, lo, hi, batchStd, cfg)
-		} else {
-			vanished, err = group(dst, rewards, idx, batchStd, cfg)
-		}
-		if err != nil {
-			return Stats{}, fmt.Errorf("grpo: %w", err)
-		}
-		if hi-lo == 1 || len(idx) == 1 {
+	j := getJob[F]()
+	defer putJob(j)
+	j.dst, j.rewards, j.g, j.batchStd, j.cfg = dst, rewards, g, batchStd, cfg
+	j.status = slices.Grow(j.status[:0], groups)[:groups]
+	parallel.Rows(j, groups, max(n/max(groups, 1), 1))
+	for _, s := range j.status {
+		switch s {
+		case groupSingleton:
 			st.Singletons++
-		} else if vanished {
+		case groupVanished:
 			st.Vanishing++
+		case groupOverflow:
+			return Stats{}, fmt.Errorf("grpo: %w", j.err)
 		}
 	}
 	if groups > 0 {
 		st.VanishingFrac = float64(st.Vanishing) / float64(groups)
 	}
 	return st, nil
+}
+
+// What a group's advantages came to.
+const (
+	groupOK uint8 = iota
+	groupSingleton
+	groupVanished // two or more members, all rewards equal
+	groupOverflow // an advantage overflows F
+)
+
+// groupJob runs the groups of one Advantages call through the row engine,
+// one group per row; each group's outcome goes to its own status byte, and
+// the counts are formed afterwards in group order.
+type groupJob[F tensor.Float] struct {
+	dst, rewards []F
+	g            Groups
+	batchStd     float64
+	cfg          Config
+	status       []uint8
+
+	mu       sync.Mutex
+	badGroup int   // the first group (in order) whose advantages overflow
+	err      error // its error
+}
+
+// Jobs are recycled through free lists, one per storage type, so that
+// steady-state calls allocate nothing. Named float types get a new job each
+// call.
+var jobs32, jobs64 = parallel.NewFree[groupJob[float32]](4), parallel.NewFree[groupJob[float64]](4)
+
+func jobs[F tensor.Float]() *parallel.Free[groupJob[F]] {
+	return parallel.Pick[groupJob[F]](jobs32, jobs64)
+}
+
+func getJob[F tensor.Float]() *groupJob[F] { return jobs[F]().Get() }
+
+func putJob[F tensor.Float](j *groupJob[F]) {
+	status := j.status
+	j.dst, j.rewards, j.g, j.err, j.status = nil, nil, Groups{}, nil, status
+	jobs[F]().Put(j)
+}
+
+func (j *groupJob[F]) Run(k int) {
+	lo, hi, idx := j.g.members(k)
+	var vanished bool
+	var err error
+	if idx == nil {
+		vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
+	} else {
+		vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
+	}
+	switch {
+	case err != nil:
+		j.status[k] = groupOverflow
+		j.mu.Lock()
+		if j.err == nil || k < j.badGroup {
+			j.badGroup, j.err = k, err
+		}
+		j.mu.Unlock()
+	case hi-lo == 1 || len(idx) == 1:
+		j.status[k] = groupSingleton
+	case vanished:
+		j.status[k] = groupVanished
+	default:
+		j.status[k] = groupOK
+	}
 }
 
 // scaleFor returns the factor that turns R − mean into the advantage of a
@@ -233,7 +298,9 @@ func overflow(j int, a float64, cfg Config) error {
 // in plain loops over slices. It reports whether the group vanished (two or
 // more members, all rewards equal).
 func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd float64, cfg Config) (bool, error) {
-	r, d := rewards[lo:hi], dst[lo:hi]
+	r := rewards[lo:hi:hi]
+	d := dst[lo:hi:hi]
+	d = d[:len(r)]
 	size := len(r)
 	first := r[0]
 	var sum float64
@@ -258,11 +325,19 @@ func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd floa
 		div--
 	}
 	scale := scaleFor(size, math.Sqrt(ss/div), batchStd, cfg)
+	// check stays 0 while every advantage is finite in F: x − x is NaN
+	// for an infinity. One test after the loop keeps the loop branch-free.
+	var check F
 	for i, v := range r {
-		a := (float64(v) - mean) * scale
-		d[i] = F(a)
-		if !tensor.IsFinite(d[i]) {
-			return false, overflow(lo+i, a, cfg)
+		a := F((float64(v) - mean) * scale)
+		d[i] = a
+		check += a - a
+	}
+	if check != 0 || check != check {
+		for i, v := range r {
+			if a := (float64(v) - mean) * scale; !tensor.IsFinite(F(a)) {
+				return false, overflow(lo+i, a, cfg)
+			}
 		}
 	}
 	return false, nil

@@ -88,12 +88,8 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	defer putJob(j)
 	j.setup(grad, in, cfg)
 
-	helpers := 0
-	if in.Logp.Size() >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
 	j.phase = phaseLengths
-	parallel.Do(j, in.Logp.B, helpers)
+	parallel.Rows(j, in.Logp.B, in.Logp.T)
 	total := 0
 	for b, n := range j.lengths {
 		if n < 0 {
@@ -105,17 +101,13 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
 	j.phase = phaseLoss
-	parallel.Do(j, in.Logp.B, helpers)
+	parallel.Rows(j, in.Logp.B, in.Logp.T)
 	return j.combine(total)
 }
 
 // useAVX2 selects the assembly kernel for float32 rows; tests turn it off to
 // compare the kernel with the Go loop.
 var useAVX2 = kernel.HasAVX2
-
-// parallelMin is the batch size (B·T) below which a call runs on the calling
-// goroutine alone: waking a worker costs more than the work.
-const parallelMin = 1 << 14
 
 func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
 	if err := in.Logp.Check("logp"); err != nil {

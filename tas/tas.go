@@ -141,10 +141,6 @@ const (
 	opTokens          // w·adv[b,t]
 )
 
-// parallelMin is the batch size (B·T) below which a call runs on the calling
-// goroutine alone: waking a worker costs more than the work.
-const parallelMin = 1 << 15
-
 // Reasons a row fails; the first bad row (in row order) is reported, so
 // errors do not depend on scheduling.
 const (
@@ -195,11 +191,7 @@ func run[F tensor.Float](op int, dst, adv tensor.Batch[F], seqAdv []F, mask tens
 		j.rows = make([]rowResult, B)
 	}
 	j.rows = j.rows[:B]
-	helpers := 0
-	if B*T >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	for b, r := range j.rows {
 		if r.bad != badNone {
 			return fmt.Errorf("tas: %w", j.rowError(b, r))

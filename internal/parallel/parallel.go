@@ -24,7 +24,9 @@ type Job interface {
 
 type call struct {
 	job      Job
-	n        int64
+	n        int64 // pieces
+	rows     int   // rows; piece i is rows [i·chunk, min((i+1)·chunk, rows))
+	chunk    int
 	next     atomic.Int64
 	finished atomic.Int64 // helpers done with this call
 	wg       sync.WaitGroup
@@ -36,7 +38,10 @@ func (c *call) work() {
 		if i >= c.n {
 			return
 		}
-		c.job.Run(int(i))
+		lo := int(i) * c.chunk
+		for r, hi := lo, min(lo+c.chunk, c.rows); r < hi; r++ {
+			c.job.Run(r)
+		}
 	}
 }
 
@@ -74,20 +79,24 @@ func Workers() int { return runtime.GOMAXPROCS(0) }
 // join in. Do is safe for concurrent use; nested calls run serially inside
 // the pieces that make them rather than deadlocking, because the caller
 // always works through the pieces itself.
-func Do(job Job, n, helpers int) {
-	if n <= 0 {
+func Do(job Job, n, helpers int) { do(job, n, 1, helpers) }
+
+// do runs job over rows [0, rows) in pieces of chunk consecutive rows.
+func do(job Job, rows, chunk, helpers int) {
+	if rows <= 0 {
 		return
 	}
+	n := (rows + chunk - 1) / chunk
 	helpers = min(helpers, n-1, runtime.GOMAXPROCS(0)-1)
 	if helpers <= 0 {
-		for i := range n {
+		for i := range rows {
 			job.Run(i)
 		}
 		return
 	}
 	startOnce.Do(start)
 	c := calls.Get()
-	c.job, c.n = job, int64(n)
+	c.job, c.n, c.rows, c.chunk = job, int64(n), rows, chunk
 	c.next.Store(0)
 	c.finished.Store(0)
 	sent := 0
