@@ -28,8 +28,7 @@ type call struct {
 	rows     int   // rows; piece i is rows [i·chunk, min((i+1)·chunk, rows))
 	chunk    int
 	next     atomic.Int64
-	finished atomic.Int64 // helpers done with this call
-	wg       sync.WaitGroup
+	finished atomic.Int64 // helpers done with this call; they touch it no more
 }
 
 func (c *call) work() {
@@ -59,15 +58,19 @@ func start() {
 			for c := range queue {
 				c.work()
 				c.finished.Add(1)
-				c.wg.Done()
 			}
 		}()
 	}
 }
 
 // yieldFor bounds how long Do yields waiting for its helpers before it
-// blocks.
+// sleeps between checks.
 const yieldFor = 5 * time.Millisecond
+
+// napFor is how long Do sleeps between checks once yieldFor has passed: a
+// helper that late was descheduled by the operating system, and polling
+// faster would only take the core from it.
+const napFor = 50 * time.Microsecond
 
 // Workers returns how many goroutines a Do call may use, the caller's
 // included.
@@ -101,35 +104,40 @@ func do(job Job, rows, chunk, helpers int) {
 	c.finished.Store(0)
 	sent := 0
 	for range helpers {
-		c.wg.Add(1)
 		select {
 		case queue <- c:
 			sent++
 		default:
 			// Every worker is busy with other calls; this call's
 			// goroutine does the work itself instead of waiting.
-			c.wg.Done()
 		}
 	}
 	c.work()
 	// The helpers usually finish within a moment of the caller. Yielding
-	// until they have beats blocking in Wait, which parks the goroutine and
-	// so allocates whenever a garbage collection has emptied the runtime's
-	// cache of wait records.
-	// A helper woken from sleep can take a millisecond to arrive (a
-	// virtual CPU being rescheduled); yield for up to a few of those.
+	// until they have beats blocking on a WaitGroup or channel, which parks
+	// the goroutine on a wait record that the runtime allocates whenever a
+	// garbage collection has emptied its cache of them: the fractional
+	// allocations per call that `rlpost bench` used to report. A helper
+	// woken from sleep can take a millisecond to arrive (a virtual CPU
+	// being rescheduled); past yieldFor the caller sleeps between checks,
+	// which parks it without a wait record (its timer is made once per
+	// goroutine) and leaves the core to the helper.
 	var deadline time.Time
+	late := false
 	for spins := 0; c.finished.Load() < int64(sent); spins++ {
-		if spins%64 == 0 {
+		if !late && spins%64 == 0 {
 			if now := time.Now(); deadline.IsZero() {
 				deadline = now.Add(yieldFor)
-			} else if now.After(deadline) {
-				break
+			} else {
+				late = now.After(deadline)
 			}
 		}
-		runtime.Gosched()
+		if late {
+			time.Sleep(napFor)
+		} else {
+			runtime.Gosched()
+		}
 	}
-	c.wg.Wait()
 	c.job = nil
 	calls.Put(c)
 }
