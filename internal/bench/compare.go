@@ -238,7 +238,7 @@ func (c *Comparison) check(d *benchdata.Batch, path string) error {
 		return fmt.Errorf("bench: C output %s: %d bytes", path, len(raw))
 	}
 	c.LossC = math.Float64frombits(binary.LittleEndian.Uint64(raw))
-	mine, loss, err := outputs(c.Op, d)
+	mine, loss, err := hostOutputs(c.Op, d)
 	if err != nil {
 		return err
 	}
@@ -256,9 +256,9 @@ func (c *Comparison) check(d *benchdata.Batch, path string) error {
 	return nil
 }
 
-// outputs runs op once through the public API and returns its arrays in
+// hostOutputs runs op once through the public API and returns its arrays in
 // the order ref.c writes them (and the loss of policy_loss).
-func outputs(op string, d *benchdata.Batch) ([][]float32, float64, error) {
+func hostOutputs(op string, d *benchdata.Batch) ([][]float32, float64, error) {
 	n := d.Shape.Size()
 	adv, ret := make([]float32, n), make([]float32, n)
 	var err error
