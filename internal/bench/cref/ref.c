@@ -168,10 +168,20 @@ static void bilevel(void) {
 }
 
 // group_advantages: GRPO over contiguous groups of 16 of all B·T rewards,
-// group mean, unbiased group std, ε = 1e-6; an all-equal group is 0.
+// group mean, unbiased group std, ε = 1e-6; an all-equal group is 0. Like
+// grpo.Advantages it first takes the mean and spread of all rewards (its
+// Stats report them), in two passes.
+static double batch_mean, batch_ss;
 static void group_adv(void) {
 	const int G = 16;
 	long n = (long)B * T, groups = n / G;
+	double sum = 0, ss = 0;
+#pragma omp parallel for simd reduction(+ : sum) schedule(static)
+	for (long i = 0; i < n; i++) sum += rew[i];
+	double mean = sum / (double)n;
+#pragma omp parallel for simd reduction(+ : ss) schedule(static)
+	for (long i = 0; i < n; i++) { double d = rew[i] - mean; ss += d * d; }
+	batch_mean = mean, batch_ss = ss;
 #pragma omp parallel for schedule(static)
 	for (long k = 0; k < groups; k++) {
 		const float *r = rew + k * G;
