@@ -23,10 +23,7 @@ func TestWrappersAllocateNothing(t *testing.T) {
 	const T = 64
 	rc := rulecases.Cases()[15] // k3, the bench configuration's estimator
 	in := rulecases.To32(rulecases.Inputs(rc, T))
-	dev := PolicyInputs{
-		Logp: upload(t, c, in.Logp), OldLogp: upload(t, c, in.OldLogp),
-		Advantages: upload(t, c, in.Advantages), Mask: upload(t, c, in.Mask), RefLogp: upload(t, c, in.RefLogp),
-	}
+	dev := uploadPolicy(t, c, in)
 	ends := tensor.MustNew[float32](1, T)
 	ends.Data[T-1] = 1
 	turnEnd := upload(t, c, ends)

@@ -149,6 +149,27 @@ func (c *Context) lock() error {
 	return nil
 }
 
+// run puts r in the call slot *slot, runs it on the worker, and returns
+// the slot as the call left it (with its results), clearing the slot so
+// that it holds no Buffers between calls. A pointer into the Context
+// passed as a caller moves nothing to the heap: a hot op's call allocates
+// nothing.
+func run[T any, P interface {
+	*T
+	caller
+}](c *Context, slot P, r T) (T, error) {
+	var zero T
+	if err := c.lock(); err != nil {
+		return zero, err
+	}
+	defer c.mu.Unlock()
+	*slot = r
+	err := c.send(slot)
+	out := *slot
+	*slot = zero
+	return out, err
+}
+
 // send runs r on the worker; the caller holds c.mu.
 func (c *Context) send(r caller) error {
 	c.work <- r
@@ -367,14 +388,7 @@ func (p *copyCall) call(c *Context) error {
 
 // copy runs a copy through the Context's call slot.
 func (c *Context) copy(r copyCall) error {
-	if err := c.lock(); err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
-	p := &c.calls.copy
-	*p = r
-	err := c.send(p)
-	*p = copyCall{}
+	_, err := run(c, &c.calls.copy, r)
 	return err
 }
 

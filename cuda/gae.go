@@ -74,14 +74,7 @@ func (p *gaeCall) call(c *Context) error {
 
 // gaeOn runs r through the Context's call slot.
 func (c *Context) gaeOn(r gaeCall) error {
-	if err := c.lock(); err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
-	p := &c.calls.gae
-	*p = r
-	err := c.send(p)
-	*p = gaeCall{}
+	_, err := run(c, &c.calls.gae, r)
 	return err
 }
 

@@ -33,16 +33,8 @@ func (c *Context) GroupAdvantages(dst, rewards *Buffer, groupSize int, cfg grpo.
 	if err := cfg.Validate(); err != nil {
 		return grpo.Stats{}, fmt.Errorf("cuda: %w", err)
 	}
-	if err := c.lock(); err != nil {
-		return grpo.Stats{}, err
-	}
-	defer c.mu.Unlock()
-	p := &c.calls.grpo
-	*p = grpoCall{dst: dst, rewards: rewards, size: groupSize, cfg: cfg}
-	err := c.send(p)
-	st := p.st
-	*p = grpoCall{}
-	return st, err
+	out, err := run(c, &c.calls.grpo, grpoCall{dst: dst, rewards: rewards, size: groupSize, cfg: cfg})
+	return out.st, err
 }
 
 // grpoCall is the call slot of GroupAdvantages.

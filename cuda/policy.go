@@ -46,16 +46,8 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
-	if err := c.lock(); err != nil {
-		return ppo.Result{}, err
-	}
-	defer c.mu.Unlock()
-	p := &c.calls.policy
-	*p = policyCall{grad: grad, in: in, cfg: cfg}
-	err := c.send(p)
-	res := p.res
-	*p = policyCall{}
-	return res, err
+	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
+	return out.res, err
 }
 
 // policyCall is the call slot of PolicyLoss.

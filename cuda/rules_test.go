@@ -23,11 +23,7 @@ func TestRulesOnDevice(t *testing.T) {
 	for _, rc := range rulecases.Cases() {
 		t.Run(rc.Name, func(t *testing.T) {
 			in := rulecases.To32(rulecases.Inputs(rc, n))
-			dev := PolicyInputs{
-				Logp: upload(t, c, in.Logp), OldLogp: upload(t, c, in.OldLogp),
-				Advantages: upload(t, c, in.Advantages), Mask: upload(t, c, in.Mask),
-				ProxLogp: upload(t, c, in.ProxLogp), RefLogp: upload(t, c, in.RefLogp),
-			}
+			dev := uploadPolicy(t, c, in)
 			for _, level := range []ppo.RatioLevel{ppo.TokenRatio, ppo.SequenceRatio} {
 				grad := output(t, c, 1, n)
 				res, err := c.PolicyLoss(grad, dev, rulecases.Config(rc, level))

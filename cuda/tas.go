@@ -29,14 +29,7 @@ func (c *Context) TASWeights(dst, mask *Buffer, cfg tas.Config) error {
 	if cfg.Shape > tas.Inverse {
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%v has no CUDA kernel; use tas.Weights", cfg.Shape))
 	}
-	if err := c.lock(); err != nil {
-		return err
-	}
-	defer c.mu.Unlock()
-	p := &c.calls.tas
-	*p = tasCall{dst: dst, mask: mask, cfg: cfg}
-	err := c.send(p)
-	*p = tasCall{}
+	_, err := run(c, &c.calls.tas, tasCall{dst: dst, mask: mask, cfg: cfg})
 	return err
 }
 

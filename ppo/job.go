@@ -109,15 +109,7 @@ func countRow[F tensor.Float](m []F) int {
 		// float32 storage: the vectorised count.
 		return kernel.CountMask(unsafe.Slice((*float32)(unsafe.Pointer(&m[0])), len(m)))
 	}
-	n := 0
-	for _, v := range m {
-		if v == 1 {
-			n++
-		} else if v != 0 {
-			return -1
-		}
-	}
-	return n
+	return kernel.CountMaskGo(m)
 }
 
 func (j *policyJob[F]) exp(x float64) float64 {
