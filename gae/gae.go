@@ -166,19 +166,14 @@ type job[F tensor.Float] struct {
 	rows            []rowResult
 }
 
-// Jobs are recycled through free lists, one per storage type, so that
-// steady-state calls allocate nothing whichever processor they run on.
-// Named float types get a new job each call.
-var jobs32, jobs64 = parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)
-
-func jobs[F tensor.Float]() *parallel.Free[job[F]] { return parallel.Pick[job[F]](jobs32, jobs64) }
-
-func getJob[F tensor.Float]() *job[F] { return jobs[F]().Get() }
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)}
 
 func putJob[F tensor.Float](j *job[F]) {
 	rows := j.rows
 	*j = job[F]{rows: rows}
-	jobs[F]().Put(j)
+	parallel.Put(jobs, j)
 }
 
 func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [5]float64, whiten bool) error {
@@ -186,7 +181,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	if B == 0 || T == 0 {
 		return nil
 	}
-	j := getJob[F]()
+	j := parallel.Get[job[F]](jobs)
 	defer putJob(j)
 	j.kind, j.adv, j.ret, j.T, j.g, j.whiten = kind, adv, ret, T, g, whiten
 	j.rewards, j.values, j.mask, j.turnEnd = rewards, values, mask, turnEnd

@@ -181,7 +181,7 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 		}
 		batchStd = math.Sqrt(ss / div)
 	}
-	j := getJob[F]()
+	j := parallel.Get[groupJob[F]](jobs)
 	defer putJob(j)
 	j.dst, j.rewards, j.g, j.batchStd, j.cfg = dst, rewards, g, batchStd, cfg
 	j.status = slices.Grow(j.status[:0], groups)[:groups]
@@ -225,21 +225,14 @@ type groupJob[F tensor.Float] struct {
 	err      error // its error
 }
 
-// Jobs are recycled through free lists, one per storage type, so that
-// steady-state calls allocate nothing. Named float types get a new job each
-// call.
-var jobs32, jobs64 = parallel.NewFree[groupJob[float32]](4), parallel.NewFree[groupJob[float64]](4)
-
-func jobs[F tensor.Float]() *parallel.Free[groupJob[F]] {
-	return parallel.Pick[groupJob[F]](jobs32, jobs64)
-}
-
-func getJob[F tensor.Float]() *groupJob[F] { return jobs[F]().Get() }
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[groupJob[float32]](4), parallel.NewFree[groupJob[float64]](4)}
 
 func putJob[F tensor.Float](j *groupJob[F]) {
 	status := j.status
 	j.dst, j.rewards, j.g, j.err, j.status = nil, nil, Groups{}, nil, status
-	jobs[F]().Put(j)
+	parallel.Put(jobs, j)
 }
 
 func (j *groupJob[F]) Run(k int) {

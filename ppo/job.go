@@ -53,20 +53,13 @@ type policyJob[F tensor.Float] struct {
 	valueClip float64
 }
 
-// Jobs are recycled through free lists, one per storage type, so that
-// steady-state calls allocate nothing whichever processor they run on.
-// Named float types get a new job each call.
-var jobs32, jobs64 = parallel.NewFree[policyJob[float32]](4), parallel.NewFree[policyJob[float64]](4)
-
-func jobs[F tensor.Float]() *parallel.Free[policyJob[F]] {
-	return parallel.Pick[policyJob[F]](jobs32, jobs64)
-}
-
-func getJob[F tensor.Float]() *policyJob[F] { return jobs[F]().Get() }
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[policyJob[float32]](4), parallel.NewFree[policyJob[float64]](4)}
 
 func putJob[F tensor.Float](j *policyJob[F]) {
 	j.in, j.grad, j.value = Inputs[F]{}, nil, ValueInputs[F]{}
-	jobs[F]().Put(j)
+	parallel.Put(jobs, j)
 }
 
 func (j *policyJob[F]) setup(grad []F, in Inputs[F], cfg Config) {

@@ -82,7 +82,7 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	if err := in.validate(cfg, len(grad)); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
-	j := getJob[F]()
+	j := parallel.Get[policyJob[F]](jobs)
 	defer putJob(j)
 	j.setup(grad, in, cfg)
 

@@ -89,7 +89,7 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 		return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrShape, "grad", nil, "length %d, want B·T = %d", len(grad), shape.Size()))
 	}
 
-	j := getJob[F]()
+	j := parallel.Get[policyJob[F]](jobs)
 	defer putJob(j)
 	j.setup(grad, Inputs[F]{Logp: in.Values, Mask: in.Mask}, Config{})
 	j.value, j.valueClip = in, clip
