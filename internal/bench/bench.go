@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/parallel"
 )
 
 // Iteration is one timed call of an op.
@@ -109,6 +110,10 @@ func timeOp(op string, d *benchdata.Batch, iter, cp Iteration, iters int) (Resul
 	// finish during the timed calls: its background workers allocate, and
 	// the count would charge them to the op.
 	runtime.GC()
+	parallel.Settle()
+	if err := iter(); err != nil {
+		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
+	}
 	median, allocs, err := timeCalls(iter, iters)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
