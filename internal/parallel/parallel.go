@@ -73,17 +73,17 @@ func start() {
 const spinFor = 200 * time.Microsecond
 
 // napsFor is how long a worker then naps between checks of growing
-// length, up to a millisecond; after that it naps 10 ms at a time, which
-// costs an idle process about a hundred wake-ups a second. A worker never
-// parks on the queue: a call sent to a parked worker lands in the sender's
-// run queue, behind the sender's own work, where it waited for the whole
-// call in about half of the runs measured (no speed-up at all). A worker
-// asleep through the start of a call costs only speed: the caller takes
-// the call back (see Do).
-const napsFor = 20 * time.Millisecond
+// length, up to a millisecond, before it parks on the queue. A call sent to
+// a parked worker lands in the sender's run queue, behind the sender's own
+// work, where it waited for the whole call in about half of the runs
+// measured; a napping worker finds it within a millisecond. Parking after a
+// second of idleness keeps an idle process quiet; the first call after it
+// may run without its helper. A worker asleep through the start of a call
+// costs only speed: the caller takes the call back (see Do).
+const napsFor = time.Second
 
 // receive returns the next call from the queue: yielding for up to
-// spinFor, then napping.
+// spinFor, napping for up to napsFor, then blocking.
 func receive() *call {
 	var start time.Time
 	nap := time.Duration(0)
@@ -104,7 +104,7 @@ func receive() *call {
 		case nap == 0:
 			runtime.Gosched()
 		case time.Since(start) > napsFor:
-			time.Sleep(10 * time.Millisecond)
+			return <-queue
 		default:
 			time.Sleep(nap)
 			nap = min(2*nap, time.Millisecond)
@@ -116,7 +116,11 @@ func receive() *call {
 // its warm-up calls so that the one-time growth of the runtime's per-CPU
 // structures (timer heaps, wait records) as idle workers nap and park
 // falls before its timed calls, not inside them.
-func Settle() { time.Sleep(2 * napsFor) }
+func Settle() { time.Sleep(settleFor) }
+
+// settleFor is long enough for a worker to reach its longest nap, and well
+// short of napsFor.
+const settleFor = 20 * time.Millisecond
 
 // yieldFor bounds how long Do yields waiting for its helpers before it
 // sleeps between checks.
