@@ -108,9 +108,17 @@ func receive() *call {
 		default:
 			time.Sleep(nap)
 			nap = min(2*nap, time.Millisecond)
+			if missed.Swap(false) {
+				// A caller took back a call this worker slept through:
+				// calls are coming, so stay awake for the next.
+				start, nap = time.Now(), 0
+			}
 		}
 	}
 }
+
+// missed is set when a caller takes back a call no worker picked up.
+var missed atomic.Bool
 
 // Settle lets the pool's workers come to rest: a benchmark calls it after
 // its warm-up calls so that the one-time growth of the runtime's per-CPU
@@ -189,6 +197,9 @@ func do(job Job, rows, chunk, helpers int) {
 		// worker that is asleep) or another's.
 		select {
 		case o := <-queue:
+			if o == c {
+				missed.Store(true)
+			}
 			o.work()
 			o.finished.Add(1)
 			continue
