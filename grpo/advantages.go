@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/internal/stat"
@@ -159,33 +160,45 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
 	}
-	mean, ss := stat.Moments(rewards)
-	if math.IsNaN(mean) || math.IsInf(mean, 0) {
-		// A float64 sum of float32 or finite float64 rewards is finite
-		// unless one of them is not; find which.
-		if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
-			return Stats{}, fmt.Errorf("grpo: %w", err)
-		}
-		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+	j := parallel.Get[groupJob[F]](jobs)
+	defer putJob(j)
+	groups, countErr := g.count(n)
+	// The batch moments are a serial pass over every reward, as long as
+	// the groups' own work; when the groups do not need them (no batch
+	// scale) and dst is not rewards itself, they go to the row engine as
+	// row 0, beside the groups, and take the same arithmetic as ever.
+	j.moments = countErr == nil && cfg.Scale != ScaleBatch && !overlap(dst, rewards)
+	if !j.moments {
+		j.mean, j.ss = stat.Moments(rewards)
 	}
-	groups, err := g.count(n)
-	if err != nil {
-		return Stats{}, fmt.Errorf("grpo: %w", err)
+	if err := finiteMean(j.mean, rewards, j.moments); err != nil {
+		return Stats{}, err
 	}
-	st := Stats{Groups: groups, MeanReward: mean, StdReward: math.Sqrt(ss / float64(n))}
+	if countErr != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", countErr)
+	}
 	batchStd := 0.0
 	if cfg.Scale == ScaleBatch && (n > 1 || cfg.Std == Population) {
 		div := float64(n)
 		if cfg.Std == Unbiased {
 			div--
 		}
-		batchStd = math.Sqrt(ss / div)
+		batchStd = math.Sqrt(j.ss / div)
 	}
-	j := parallel.Get[groupJob[F]](jobs)
-	defer putJob(j)
 	j.dst, j.rewards, j.g, j.batchStd, j.cfg = dst, rewards, g, batchStd, cfg
 	j.status = slices.Grow(j.status[:0], groups)[:groups]
-	parallel.Rows(j, groups, max(n/max(groups, 1), 1))
+	first := 0
+	if j.moments {
+		first = 1
+	}
+	j.first = first
+	parallel.Rows(j, groups+first, max(n/max(groups, 1), 1))
+	if j.moments {
+		if err := finiteMean(j.mean, rewards, false); err != nil {
+			return Stats{}, err
+		}
+	}
+	st := Stats{Groups: groups, MeanReward: j.mean, StdReward: math.Sqrt(j.ss / float64(n))}
 	for _, s := range j.status {
 		switch s {
 		case groupSingleton:
@@ -200,6 +213,30 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 		st.VanishingFrac = float64(st.Vanishing) / float64(groups)
 	}
 	return st, nil
+}
+
+// finiteMean reports a non-finite batch mean as the error it comes from:
+// a float64 sum of float32 or finite float64 rewards is finite unless one
+// of them is not. With pending set the mean is not known yet: no error.
+func finiteMean[F tensor.Float](mean float64, rewards []F, pending bool) error {
+	if pending || !(math.IsNaN(mean) || math.IsInf(mean, 0)) {
+		return nil
+	}
+	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+}
+
+// overlap reports whether two slices share memory.
+func overlap[F tensor.Float](a, b []F) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var z F
+	size := uintptr(unsafe.Sizeof(z))
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
 }
 
 // What a group's advantages came to.
@@ -219,6 +256,11 @@ type groupJob[F tensor.Float] struct {
 	batchStd     float64
 	cfg          Config
 	status       []uint8
+	// With moments, row 0 takes the batch mean and spread and group k is
+	// row k + first; first is 1 then, else 0.
+	moments  bool
+	first    int
+	mean, ss float64
 
 	mu       sync.Mutex
 	badGroup int   // the first group (in order) whose advantages overflow
@@ -235,7 +277,12 @@ func putJob[F tensor.Float](j *groupJob[F]) {
 	parallel.Put(jobs, j)
 }
 
-func (j *groupJob[F]) Run(k int) {
+func (j *groupJob[F]) Run(row int) {
+	if j.moments && row == 0 {
+		j.mean, j.ss = stat.Moments(j.rewards)
+		return
+	}
+	k := row - j.first
 	lo, hi, idx := j.g.members(k)
 	var vanished bool
 	var err error

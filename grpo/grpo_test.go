@@ -335,3 +335,26 @@ func TestAdvantagesNamesFirstOverflow(t *testing.T) {
 	require.ErrorIs(t, err, tensor.ErrRange)
 	require.ErrorContains(t, err, "[6002]")
 }
+
+// TestAdvantagesMomentsBesideGroups: the batch moments taken beside the
+// groups (dst apart from rewards) are the bits taken before them (dst is
+// rewards itself), and so are the advantages.
+func TestAdvantagesMomentsBesideGroups(t *testing.T) {
+	r := make([]float32, 16*4096)
+	for i := range r {
+		r[i] = float32((i*7919)%101) / 13
+	}
+	apart := make([]float32, len(r))
+	st1, err := grpo.Advantages(apart, r, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.NoError(t, err)
+	inPlace := append([]float32(nil), r...)
+	st2, err := grpo.Advantages(inPlace, inPlace, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.NoError(t, err)
+	require.Equal(t, st2, st1)
+	require.Equal(t, inPlace, apart)
+
+	r[777] = float32(math.NaN())
+	_, err = grpo.Advantages(apart, r, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.ErrorIs(t, err, tensor.ErrNonFinite)
+	require.ErrorContains(t, err, "[777]")
+}
