@@ -41,3 +41,29 @@ func TestRowsAllocatesNothing(t *testing.T) {
 	runtime.GC()
 	assert.Zero(t, testing.AllocsPerRun(20, func() { Rows(c, 4096, 64) }))
 }
+
+// TestRowsConcurrentCallers: callers on several goroutines share the pool;
+// a caller waiting for its helper runs other callers' queued calls, and
+// every row of every call still runs exactly once.
+func TestRowsConcurrentCallers(t *testing.T) {
+	const callers, calls, rows = 6, 40, 300
+	done := make(chan error, callers)
+	for range callers {
+		go func() {
+			c := &countRows{hits: make([]atomic.Int32, rows)}
+			for k := range calls {
+				Rows(c, rows, 1000)
+				for r := range c.hits {
+					if got := c.hits[r].Load(); got != int32(k+1) {
+						done <- assert.AnError
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range callers {
+		require.NoError(t, <-done)
+	}
+}
