@@ -49,7 +49,7 @@ type backend interface {
 // device.
 type Context struct {
 	mu     sync.Mutex
-	work   chan func() error
+	work   chan caller
 	res    chan error
 	closed bool
 	name   string
@@ -59,14 +59,48 @@ type Context struct {
 	arena     devptr // scratch memory of the ops, grown on demand
 	arenaSize int64
 	args      args
+	// host receives the status blocks the ops download: memory of the
+	// Context's own, made once in Open and holding no Go pointers (cgo
+	// checks the whole object an argument points into), so that passing
+	// its address to the driver moves nothing to the heap per call.
+	host *hostStatus
+
+	// calls holds the arguments and results of the call in flight; c.mu
+	// serialises calls, so one slot per op suffices, and handing the worker
+	// a pointer into c allocates nothing.
+	calls struct {
+		policy policyCall
+		gae    gaeCall
+		grpo   grpoCall
+		tas    tasCall
+		copy   copyCall
+	}
 }
+
+// hostStatus is the host side of every status block an op downloads.
+type hostStatus struct {
+	policy policyStatus
+	gae    gaeStatus
+	grpo   grpoStatus
+	words  [2]uint64
+	value  float32
+}
+
+// caller is a call the worker runs.
+type caller interface{ call(c *Context) error }
+
+// funcCall runs a closure on the worker; the calls made once per buffer or
+// context use it, the hot ops have call slots of their own.
+type funcCall func() error
+
+func (f funcCall) call(*Context) error { return f() }
 
 // Open creates a Context on device ordinal (0 is the first GPU).
 func Open(ordinal int) (*Context, error) {
 	if ordinal < 0 {
 		return nil, fmt.Errorf("cuda: device %d: the ordinal must be ≥ 0", ordinal)
 	}
-	c := &Context{work: make(chan func() error), res: make(chan error)}
+	c := &Context{work: make(chan caller), res: make(chan error), host: new(hostStatus)}
 	ready := make(chan error)
 	go c.serve(ordinal, ready)
 	if err := <-ready; err != nil {
@@ -88,22 +122,57 @@ func (c *Context) serve(ordinal int, ready chan<- error) {
 	}
 	c.be, c.name = be, be.device()
 	ready <- nil
-	for f := range c.work {
-		c.res <- f()
+	for r := range c.work {
+		c.res <- r.call(c)
 	}
 }
 
 // do runs f on the worker and returns its error.
 func (c *Context) do(f func() error) error {
+	if err := c.lock(); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	return c.send(funcCall(f))
+}
+
+// lock takes c.mu for one call, failing on a nil or closed Context.
+func (c *Context) lock() error {
 	if c == nil {
 		return fmt.Errorf("cuda: nil Context")
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return ErrClosed
 	}
-	c.work <- f
+	return nil
+}
+
+// run puts r in the call slot *slot, runs it on the worker, and returns
+// the slot as the call left it (with its results), clearing the slot so
+// that it holds no Buffers between calls. A pointer into the Context
+// passed as a caller moves nothing to the heap: a hot op's call allocates
+// nothing.
+func run[T any, P interface {
+	*T
+	caller
+}](c *Context, slot P, r T) (T, error) {
+	var zero T
+	if err := c.lock(); err != nil {
+		return zero, err
+	}
+	defer c.mu.Unlock()
+	*slot = r
+	err := c.send(slot)
+	out := *slot
+	*slot = zero
+	return out, err
+}
+
+// send runs r on the worker; the caller holds c.mu.
+func (c *Context) send(r caller) error {
+	c.work <- r
 	return <-c.res
 }
 
@@ -126,7 +195,7 @@ func (c *Context) Close() error {
 	if c.closed {
 		return nil
 	}
-	c.work <- func() error { return c.be.close() }
+	c.work <- funcCall(func() error { return c.be.close() })
 	err := <-c.res
 	c.closed = true
 	close(c.work)
@@ -296,12 +365,31 @@ func (x *Buffer) CopyFrom(src []float32) error {
 	if len(src) != x.Len() {
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "src", nil, "length %d, want B·T = %d", len(src), x.Len()))
 	}
-	return x.c.do(func() error {
-		if err := x.usable(x.c, "x"); err != nil {
-			return fmt.Errorf("cuda: %w", err)
-		}
-		return x.c.be.upload(x.ptr, unsafe.Pointer(&src[0]), x.bytes())
-	})
+	return x.c.copy(copyCall{x: x, host: src, up: true})
+}
+
+// copyCall is a host↔device copy of a Buffer's whole contents.
+type copyCall struct {
+	x    *Buffer
+	host []float32
+	up   bool
+}
+
+func (p *copyCall) call(c *Context) error {
+	x := p.x
+	if err := x.usable(c, "x"); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if p.up {
+		return c.be.upload(x.ptr, unsafe.Pointer(&p.host[0]), x.bytes())
+	}
+	return c.be.download(unsafe.Pointer(&p.host[0]), x.ptr, x.bytes())
+}
+
+// copy runs a copy through the Context's call slot.
+func (c *Context) copy(r copyCall) error {
+	_, err := run(c, &c.calls.copy, r)
+	return err
 }
 
 // Download copies x into dst (length B·T, row-major).
@@ -312,12 +400,7 @@ func (x *Buffer) Download(dst []float32) error {
 	if len(dst) != x.Len() {
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want B·T = %d", len(dst), x.Len()))
 	}
-	return x.c.do(func() error {
-		if err := x.usable(x.c, "x"); err != nil {
-			return fmt.Errorf("cuda: %w", err)
-		}
-		return x.c.be.download(unsafe.Pointer(&dst[0]), x.ptr, x.bytes())
-	})
+	return x.c.copy(copyCall{x: x, host: dst})
 }
 
 // Free releases x's device memory. Freeing twice is a no-op.
@@ -337,12 +420,11 @@ func (x *Buffer) Free() error {
 // at returns element (b, t) of x; the ops read the offending value of a bad
 // input this way to name it in the error.
 func (c *Context) at(x *Buffer, b, t int) float64 {
-	var v float32
 	off := 4 * (int64(b)*int64(x.shape.T) + int64(t))
-	if err := c.be.download(unsafe.Pointer(&v), x.ptr+devptr(off), 4); err != nil {
+	if err := c.be.download(unsafe.Pointer(&c.host.value), x.ptr+devptr(off), 4); err != nil {
 		return math.NaN()
 	}
-	return float64(v)
+	return float64(c.host.value)
 }
 
 // operands checks the Buffers of an op: each usable, the first one's shape

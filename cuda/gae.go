@@ -39,10 +39,8 @@ func (c *Context) GAE(adv, ret, rewards, values, mask *Buffer, cfg gae.Config) e
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("cuda: %w", err)
 	}
-	return c.do(func() error {
-		return c.gae(false, adv, ret, rewards, values, mask, nil,
-			[4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
-	})
+	return c.gaeOn(gaeCall{adv: adv, ret: ret, rewards: rewards, values: values, mask: mask,
+		g: [4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, whiten: cfg.Whiten})
 }
 
 // BiLevelGAE computes Bi-Level GAE (VAGEN §5.2) on the device, as
@@ -55,19 +53,39 @@ func (c *Context) BiLevelGAE(adv, ret, rewards, values, mask, turnEnd *Buffer, c
 	if cfg.FinalToken != gae.TurnAdvantage {
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "BiLevelConfig.FinalToken", nil, "the kernel implements TurnAdvantage only; use gae.BiLevel"))
 	}
-	return c.do(func() error {
-		return c.gae(true, adv, ret, rewards, values, mask, turnEnd, [4]float64{
+	return c.gaeOn(gaeCall{bilevel: true, adv: adv, ret: ret, rewards: rewards, values: values, mask: mask, ends: turnEnd,
+		g: [4]float64{
 			cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
 			cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
-		}, cfg.Whiten)
-	})
+		}, whiten: cfg.Whiten})
+}
+
+// gaeCall is the call slot of GAE and BiLevelGAE.
+type gaeCall struct {
+	bilevel                               bool
+	adv, ret, rewards, values, mask, ends *Buffer
+	g                                     [4]float64
+	whiten                                bool
+}
+
+func (p *gaeCall) call(c *Context) error {
+	return c.gae(p.bilevel, p.adv, p.ret, p.rewards, p.values, p.mask, p.ends, p.g, p.whiten)
+}
+
+// gaeOn runs r through the Context's call slot.
+func (c *Context) gaeOn(r gaeCall) error {
+	_, err := run(c, &c.calls.gae, r)
+	return err
 }
 
 // gae runs on the worker; g holds γ_tok, γ_tok·λ_tok, γ_turn, γ_turn·λ_turn.
 func (c *Context) gae(bilevel bool, adv, ret, rewards, values, mask, ends *Buffer, g [4]float64, whiten bool) error {
-	inputs := []named{{name: "rewards", b: rewards}, {name: "values", b: values}, {name: "mask", b: mask}}
+	// An array sliced to length, not an append: growing a slice would
+	// allocate on every Bi-Level call.
+	all := [...]named{{name: "rewards", b: rewards}, {name: "values", b: values}, {name: "mask", b: mask}, {name: "turn_end", b: ends}}
+	inputs := all[:3]
 	if bilevel {
-		inputs = append(inputs, named{name: "turn_end", b: ends})
+		inputs = all[:4]
 	}
 	shape, err := c.operands([]named{{name: "adv", b: adv}, {name: "ret", b: ret}}, inputs)
 	if err != nil {
@@ -119,8 +137,8 @@ func (c *Context) gae(bilevel bool, adv, ret, rewards, values, mask, ends *Buffe
 			return err
 		}
 	}
-	var st gaeStatus
-	if err := c.be.download(unsafe.Pointer(&st), stp, int64(unsafe.Sizeof(st))); err != nil {
+	st := &c.host.gae
+	if err := c.be.download(unsafe.Pointer(st), stp, int64(unsafe.Sizeof(*st))); err != nil {
 		return err
 	}
 	if st.BadRow != noProblem {

@@ -33,13 +33,21 @@ func (c *Context) GroupAdvantages(dst, rewards *Buffer, groupSize int, cfg grpo.
 	if err := cfg.Validate(); err != nil {
 		return grpo.Stats{}, fmt.Errorf("cuda: %w", err)
 	}
-	var st grpo.Stats
-	err := c.do(func() error {
-		var err error
-		st, err = c.groupAdvantages(dst, rewards, groupSize, &cfg)
-		return err
-	})
-	return st, err
+	out, err := run(c, &c.calls.grpo, grpoCall{dst: dst, rewards: rewards, size: groupSize, cfg: cfg})
+	return out.st, err
+}
+
+// grpoCall is the call slot of GroupAdvantages.
+type grpoCall struct {
+	dst, rewards *Buffer
+	size         int
+	cfg          grpo.Config
+	st           grpo.Stats
+}
+
+func (p *grpoCall) call(c *Context) (err error) {
+	p.st, err = c.groupAdvantages(p.dst, p.rewards, p.size, &p.cfg)
+	return err
 }
 
 func (c *Context) groupAdvantages(dst, rewards *Buffer, size int, cfg *grpo.Config) (grpo.Stats, error) {
@@ -95,8 +103,8 @@ func (c *Context) groupAdvantages(dst, rewards *Buffer, size int, cfg *grpo.Conf
 			return grpo.Stats{}, err
 		}
 	}
-	var st grpoStatus
-	if err := c.be.download(unsafe.Pointer(&st), stp, int64(unsafe.Sizeof(st))); err != nil {
+	st := &c.host.grpo
+	if err := c.be.download(unsafe.Pointer(st), stp, int64(unsafe.Sizeof(*st))); err != nil {
 		return grpo.Stats{}, err
 	}
 	if st.Bad != noProblem {

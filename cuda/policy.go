@@ -46,13 +46,21 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
-	var res ppo.Result
-	err := c.do(func() error {
-		var err error
-		res, err = c.policyLoss(grad, &in, &cfg)
-		return err
-	})
-	return res, err
+	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
+	return out.res, err
+}
+
+// policyCall is the call slot of PolicyLoss.
+type policyCall struct {
+	grad *Buffer
+	in   PolicyInputs
+	cfg  ppo.Config
+	res  ppo.Result
+}
+
+func (p *policyCall) call(c *Context) (err error) {
+	p.res, err = c.policyLoss(p.grad, &p.in, &p.cfg)
+	return err
 }
 
 // policyLoss runs on the worker.
@@ -144,11 +152,11 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		ptr(base+devptr(coef)).ptr(base+devptr(partial)).ptr(base+devptr(rowbad)).ptr(base+devptr(status))); err != nil {
 		return ppo.Result{}, err
 	}
-	var st policyStatus
-	if err := c.be.download(unsafe.Pointer(&st), base+devptr(status), int64(unsafe.Sizeof(st))); err != nil {
+	st := &c.host.policy
+	if err := c.be.download(unsafe.Pointer(st), base+devptr(status), int64(unsafe.Sizeof(*st))); err != nil {
 		return ppo.Result{}, err
 	}
-	return c.policyResult(&st, in, cfg)
+	return c.policyResult(st, in, cfg)
 }
 
 // policyResult turns the status into ppo's Result, or into the error ppo

@@ -29,7 +29,19 @@ func (c *Context) TASWeights(dst, mask *Buffer, cfg tas.Config) error {
 	if cfg.Shape > tas.Inverse {
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%v has no CUDA kernel; use tas.Weights", cfg.Shape))
 	}
-	return c.do(func() error {
+	_, err := run(c, &c.calls.tas, tasCall{dst: dst, mask: mask, cfg: cfg})
+	return err
+}
+
+// tasCall is the call slot of TASWeights.
+type tasCall struct {
+	dst, mask *Buffer
+	cfg       tas.Config
+}
+
+func (p *tasCall) call(c *Context) error {
+	dst, mask, cfg := p.dst, p.mask, &p.cfg
+	{
 		shape, err := c.operands([]named{{name: "dst", b: dst}}, []named{{name: "mask", b: mask}})
 		if err != nil {
 			return fmt.Errorf("cuda: %w", err)
@@ -59,22 +71,23 @@ func (c *Context) TASWeights(dst, mask *Buffer, cfg tas.Config) error {
 			return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, t), "%v", c.at(mask, b, t)))
 		}
 		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "dst", tensor.At(b, t), "the shaped advantage overflows float32"))
-	})
+	}
 }
 
 // firstProblem reads the first row with a problem (a u64 at status, as the
 // one-block-per-row kernels record it) and that row's key in rowbad; b is
 // −1 if no row has one.
 func (c *Context) firstProblem(status, rowbad devptr) (b int, key uint64, err error) {
-	var row uint64
-	if err := c.be.download(unsafe.Pointer(&row), status, 8); err != nil {
+	w := &c.host.words
+	if err := c.be.download(unsafe.Pointer(&w[0]), status, 8); err != nil {
 		return -1, 0, err
 	}
+	row := w[0]
 	if row == noProblem {
 		return -1, 0, nil
 	}
-	if err := c.be.download(unsafe.Pointer(&key), rowbad+devptr(8*row), 8); err != nil {
+	if err := c.be.download(unsafe.Pointer(&w[1]), rowbad+devptr(8*row), 8); err != nil {
 		return -1, 0, err
 	}
-	return int(row), key, nil
+	return int(row), w[1], nil
 }

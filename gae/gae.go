@@ -134,7 +134,7 @@ const (
 	kindTurn
 )
 
-// Phases of a job; each is one parallel.Do over the rows.
+// Phases of a job; each is one parallel.Rows over the rows.
 const (
 	phaseScan   = iota // the backward recursion, plus Σ A per row when whitening
 	phaseSquare        // Σ (A − mean)² per row
@@ -144,10 +144,6 @@ const (
 // whitenEps is added to the variance before the square root, as verl's
 // masked_whiten does.
 const whitenEps = 1e-8
-
-// parallelMin is the batch size (B·T) below which a call runs on the calling
-// goroutine alone: waking a worker costs more than the work.
-const parallelMin = 1 << 14
 
 // rowResult is what one row reports; rows are combined in order afterwards
 // so the result is the same bits whatever the number of workers.
@@ -170,19 +166,14 @@ type job[F tensor.Float] struct {
 	rows            []rowResult
 }
 
-// Jobs are recycled through free lists, one per storage type, so that
-// steady-state calls allocate nothing whichever processor they run on.
-// Named float types get a new job each call.
-var jobs32, jobs64 = parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)
-
-func jobs[F tensor.Float]() *parallel.Free[job[F]] { return parallel.Pick[job[F]](jobs32, jobs64) }
-
-func getJob[F tensor.Float]() *job[F] { return jobs[F]().Get() }
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)}
 
 func putJob[F tensor.Float](j *job[F]) {
 	rows := j.rows
 	*j = job[F]{rows: rows}
-	jobs[F]().Put(j)
+	parallel.Put(jobs, j)
 }
 
 func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [5]float64, whiten bool) error {
@@ -190,7 +181,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	if B == 0 || T == 0 {
 		return nil
 	}
-	j := getJob[F]()
+	j := parallel.Get[job[F]](jobs)
 	defer putJob(j)
 	j.kind, j.adv, j.ret, j.T, j.g, j.whiten = kind, adv, ret, T, g, whiten
 	j.rewards, j.values, j.mask, j.turnEnd = rewards, values, mask, turnEnd
@@ -199,12 +190,8 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.rows = j.rows[:B]
 
-	helpers := 0
-	if B*T >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
 	j.phase = phaseScan
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	for b := range j.rows {
 		if j.rows[b].bad {
 			return fmt.Errorf("gae: %w", j.diagnose(b))
@@ -223,7 +210,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.mean = sum / float64(n)
 	j.phase = phaseSquare
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	ss := 0.0
 	for _, r := range j.rows {
 		ss += r.ss
@@ -240,7 +227,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	}
 	j.scale = 1 / math.Sqrt(variance+whitenEps)
 	j.phase = phaseApply
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	return nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"unsafe"
 
+	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/internal/stat"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -157,50 +160,152 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
 	}
-	mean, ss := stat.Moments(rewards)
-	if math.IsNaN(mean) || math.IsInf(mean, 0) {
-		// A float64 sum of float32 or finite float64 rewards is finite
-		// unless one of them is not; find which.
-		if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
-			return Stats{}, fmt.Errorf("grpo: %w", err)
-		}
-		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+	j := parallel.Get[groupJob[F]](jobs)
+	defer putJob(j)
+	groups, countErr := g.count(n)
+	// The batch moments are a serial pass over every reward, as long as
+	// the groups' own work; when the groups do not need them (no batch
+	// scale) and dst is not rewards itself, they go to the row engine as
+	// row 0, beside the groups, and take the same arithmetic as ever.
+	j.moments = countErr == nil && cfg.Scale != ScaleBatch && !overlap(dst, rewards)
+	if !j.moments {
+		j.mean, j.ss = stat.Moments(rewards)
 	}
-	groups, err := g.count(n)
-	if err != nil {
-		return Stats{}, fmt.Errorf("grpo: %w", err)
+	if err := finiteMean(j.mean, rewards, j.moments); err != nil {
+		return Stats{}, err
 	}
-	st := Stats{Groups: groups, MeanReward: mean, StdReward: math.Sqrt(ss / float64(n))}
+	if countErr != nil {
+		return Stats{}, fmt.Errorf("grpo: %w", countErr)
+	}
 	batchStd := 0.0
 	if cfg.Scale == ScaleBatch && (n > 1 || cfg.Std == Population) {
 		div := float64(n)
 		if cfg.Std == Unbiased {
 			div--
 		}
-		batchStd = math.Sqrt(ss / div)
+		batchStd = math.Sqrt(j.ss / div)
 	}
-	for k := range groups {
-		lo, hi, idx := g.members(k)
-		var vanished bool
-		var err error
-		if idx == nil {
-			vanished, err = contiguousGroup(dst, rewards, lo, hi, batchStd, cfg)
-		} else {
-			vanished, err = group(dst, rewards, idx, batchStd, cfg)
+	j.dst, j.rewards, j.g, j.batchStd, j.cfg = dst, rewards, g, batchStd, cfg
+	j.status = slices.Grow(j.status[:0], groups)[:groups]
+	first := 0
+	if j.moments {
+		first = 1
+	}
+	j.first = first
+	parallel.Rows(j, groups+first, max(n/max(groups, 1), 1))
+	if j.moments {
+		if err := finiteMean(j.mean, rewards, false); err != nil {
+			return Stats{}, err
 		}
-		if err != nil {
-			return Stats{}, fmt.Errorf("grpo: %w", err)
-		}
-		if hi-lo == 1 || len(idx) == 1 {
+	}
+	st := Stats{Groups: groups, MeanReward: j.mean, StdReward: math.Sqrt(j.ss / float64(n))}
+	for _, s := range j.status {
+		switch s {
+		case groupSingleton:
 			st.Singletons++
-		} else if vanished {
+		case groupVanished:
 			st.Vanishing++
+		case groupOverflow:
+			return Stats{}, fmt.Errorf("grpo: %w", j.err)
 		}
 	}
 	if groups > 0 {
 		st.VanishingFrac = float64(st.Vanishing) / float64(groups)
 	}
 	return st, nil
+}
+
+// finiteMean reports a non-finite batch mean as the error it comes from:
+// a float64 sum of float32 or finite float64 rewards is finite unless one
+// of them is not. With pending set the mean is not known yet: no error.
+func finiteMean[F tensor.Float](mean float64, rewards []F, pending bool) error {
+	if pending || !(math.IsNaN(mean) || math.IsInf(mean, 0)) {
+		return nil
+	}
+	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	return fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
+}
+
+// overlap reports whether two slices share memory.
+func overlap[F tensor.Float](a, b []F) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	var z F
+	size := uintptr(unsafe.Sizeof(z))
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
+}
+
+// What a group's advantages came to.
+const (
+	groupOK uint8 = iota
+	groupSingleton
+	groupVanished // two or more members, all rewards equal
+	groupOverflow // an advantage overflows F
+)
+
+// groupJob runs the groups of one Advantages call through the row engine,
+// one group per row; each group's outcome goes to its own status byte, and
+// the counts are formed afterwards in group order.
+type groupJob[F tensor.Float] struct {
+	dst, rewards []F
+	g            Groups
+	batchStd     float64
+	cfg          Config
+	status       []uint8
+	// With moments, row 0 takes the batch mean and spread and group k is
+	// row k + first; first is 1 then, else 0.
+	moments  bool
+	first    int
+	mean, ss float64
+
+	mu       sync.Mutex
+	badGroup int   // the first group (in order) whose advantages overflow
+	err      error // its error
+}
+
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[groupJob[float32]](4), parallel.NewFree[groupJob[float64]](4)}
+
+func putJob[F tensor.Float](j *groupJob[F]) {
+	status := j.status
+	j.dst, j.rewards, j.g, j.err, j.status = nil, nil, Groups{}, nil, status
+	parallel.Put(jobs, j)
+}
+
+func (j *groupJob[F]) Run(row int) {
+	if j.moments && row == 0 {
+		j.mean, j.ss = stat.Moments(j.rewards)
+		return
+	}
+	k := row - j.first
+	lo, hi, idx := j.g.members(k)
+	var vanished bool
+	var err error
+	if idx == nil {
+		vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
+	} else {
+		vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
+	}
+	switch {
+	case err != nil:
+		j.status[k] = groupOverflow
+		j.mu.Lock()
+		if j.err == nil || k < j.badGroup {
+			j.badGroup, j.err = k, err
+		}
+		j.mu.Unlock()
+	case hi-lo == 1 || len(idx) == 1:
+		j.status[k] = groupSingleton
+	case vanished:
+		j.status[k] = groupVanished
+	default:
+		j.status[k] = groupOK
+	}
 }
 
 // scaleFor returns the factor that turns R − mean into the advantage of a
@@ -233,7 +338,9 @@ func overflow(j int, a float64, cfg Config) error {
 // in plain loops over slices. It reports whether the group vanished (two or
 // more members, all rewards equal).
 func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd float64, cfg Config) (bool, error) {
-	r, d := rewards[lo:hi], dst[lo:hi]
+	r := rewards[lo:hi:hi]
+	d := dst[lo:hi:hi]
+	d = d[:len(r)]
 	size := len(r)
 	first := r[0]
 	var sum float64
@@ -258,11 +365,19 @@ func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd floa
 		div--
 	}
 	scale := scaleFor(size, math.Sqrt(ss/div), batchStd, cfg)
+	// check stays 0 while every advantage is finite in F: x − x is NaN
+	// for an infinity. One test after the loop keeps the loop branch-free.
+	var check F
 	for i, v := range r {
-		a := (float64(v) - mean) * scale
-		d[i] = F(a)
-		if !tensor.IsFinite(d[i]) {
-			return false, overflow(lo+i, a, cfg)
+		a := F((float64(v) - mean) * scale)
+		d[i] = a
+		check += a - a
+	}
+	if check != 0 || check != check {
+		for i, v := range r {
+			if a := (float64(v) - mean) * scale; !tensor.IsFinite(F(a)) {
+				return false, overflow(lo+i, a, cfg)
+			}
 		}
 	}
 	return false, nil

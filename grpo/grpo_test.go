@@ -13,6 +13,7 @@ import (
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAdvantagesGolden(t *testing.T) {
@@ -285,4 +286,75 @@ func TestAdvantagesAllocateNothing(t *testing.T) {
 			t.Errorf("%v allocations per call", n)
 		}
 	}
+}
+
+// TestAdvantagesParallelMatchesGroupByGroup: a batch large enough for the
+// row engine gives each group what the group alone gives, and the counts
+// do not depend on the split.
+func TestAdvantagesParallelMatchesGroupByGroup(t *testing.T) {
+	const size, groups = 16, 4096
+	r := make([]float32, size*groups)
+	for i := range r {
+		r[i] = float32((i*7919)%23) / 7
+	}
+	for k := 0; k < groups; k += 5 { // some vanishing groups
+		for i := range size {
+			r[k*size+i] = 1
+		}
+	}
+	all := make([]float32, len(r))
+	st, err := grpo.Advantages(all, r, grpo.Contiguous(size), grpo.DefaultConfig())
+	require.NoError(t, err)
+	vanishing := 0
+	for k := range groups {
+		one := make([]float32, size)
+		s1, err := grpo.Advantages(one, r[k*size:(k+1)*size], grpo.Contiguous(size), grpo.DefaultConfig())
+		require.NoError(t, err)
+		vanishing += s1.Vanishing
+		require.Equal(t, one, all[k*size:(k+1)*size], "group %d", k)
+	}
+	require.Equal(t, vanishing, st.Vanishing)
+	require.Equal(t, groups, st.Groups)
+}
+
+// TestAdvantagesNamesFirstOverflow: with several groups overflowing, the
+// error names the first in order, however the groups were split.
+func TestAdvantagesNamesFirstOverflow(t *testing.T) {
+	const size, groups = 2, 8192
+	r := make([]float32, size*groups)
+	for i := range r {
+		r[i] = float32(i % 2)
+	}
+	for _, k := range []int{8000, 3001, 6000} {
+		// RLOO doubles R − mean in a group of two: past float32's range.
+		r[2*k], r[2*k+1] = -3e38, 3e38
+	}
+	cfg := grpo.DefaultConfig()
+	cfg.Estimator, cfg.Scale = grpo.RLOO, grpo.ScaleNone
+	_, err := grpo.Advantages(make([]float32, len(r)), r, grpo.Contiguous(size), cfg)
+	require.ErrorIs(t, err, tensor.ErrRange)
+	require.ErrorContains(t, err, "[6002]")
+}
+
+// TestAdvantagesMomentsBesideGroups: the batch moments taken beside the
+// groups (dst apart from rewards) are the bits taken before them (dst is
+// rewards itself), and so are the advantages.
+func TestAdvantagesMomentsBesideGroups(t *testing.T) {
+	r := make([]float32, 16*4096)
+	for i := range r {
+		r[i] = float32((i*7919)%101) / 13
+	}
+	apart := make([]float32, len(r))
+	st1, err := grpo.Advantages(apart, r, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.NoError(t, err)
+	inPlace := append([]float32(nil), r...)
+	st2, err := grpo.Advantages(inPlace, inPlace, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.NoError(t, err)
+	require.Equal(t, st2, st1)
+	require.Equal(t, inPlace, apart)
+
+	r[777] = float32(math.NaN())
+	_, err = grpo.Advantages(apart, r, grpo.Contiguous(16), grpo.DefaultConfig())
+	require.ErrorIs(t, err, tensor.ErrNonFinite)
+	require.ErrorContains(t, err, "[777]")
 }

@@ -1,6 +1,7 @@
 package ppo_test
 
 import (
+	"github.com/rlpost/rlpost/internal/rulecases"
 	"math"
 	"math/rand/v2"
 
@@ -77,21 +78,8 @@ func randomInputs(s batchSpec) ppo.Inputs[float64] {
 	return in
 }
 
-// to32 converts every batch of in to float32.
-func to32(in ppo.Inputs[float64]) ppo.Inputs[float32] {
-	c := func(x tensor.Batch[float64]) tensor.Batch[float32] {
-		if x.IsZero() {
-			return tensor.Batch[float32]{}
-		}
-		y := tensor.MustNew[float32](x.B, x.T)
-		for i, v := range x.Data {
-			y.Data[i] = float32(v)
-		}
-		return y
-	}
-	return ppo.Inputs[float32]{Logp: c(in.Logp), OldLogp: c(in.OldLogp), Advantages: c(in.Advantages), Mask: c(in.Mask),
-		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights)}
-}
+// to32 converts inputs to float32 storage.
+var to32 = rulecases.To32
 
 // rowsOf returns rows [lo, hi) of x as a batch sharing storage.
 func rowsOf[F tensor.Float](x tensor.Batch[F], lo, hi int) tensor.Batch[F] {

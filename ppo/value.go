@@ -89,16 +89,12 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 		return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrShape, "grad", nil, "length %d, want B·T = %d", len(grad), shape.Size()))
 	}
 
-	j := getJob[F]()
+	j := parallel.Get[policyJob[F]](jobs)
 	defer putJob(j)
 	j.setup(grad, Inputs[F]{Logp: in.Values, Mask: in.Mask}, Config{})
 	j.value, j.valueClip = in, clip
-	helpers := 0
-	if shape.Size() >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
 	j.phase = phaseLengths
-	parallel.Do(j, shape.B, helpers)
+	parallel.Rows(j, shape.B, shape.T)
 	total := 0
 	for b, n := range j.lengths {
 		if n < 0 {
@@ -110,7 +106,7 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
 	j.phase = phaseValue
-	parallel.Do(j, shape.B, helpers)
+	parallel.Rows(j, shape.B, shape.T)
 
 	var res ValueResult
 	clipped := 0

@@ -141,10 +141,6 @@ const (
 	opTokens          // w·adv[b,t]
 )
 
-// parallelMin is the batch size (B·T) below which a call runs on the calling
-// goroutine alone: waking a worker costs more than the work.
-const parallelMin = 1 << 15
-
 // Reasons a row fails; the first bad row (in row order) is reported, so
 // errors do not depend on scheduling.
 const (
@@ -168,19 +164,14 @@ type job[F tensor.Float] struct {
 	rows     []rowResult
 }
 
-// Jobs are recycled through free lists, one per storage type, so that
-// steady-state calls allocate nothing whichever processor they run on.
-// Named float types get a new job each call.
-var jobs32, jobs64 = parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)
-
-func jobs[F tensor.Float]() *parallel.Free[job[F]] { return parallel.Pick[job[F]](jobs32, jobs64) }
-
-func getJob[F tensor.Float]() *job[F] { return jobs[F]().Get() }
+// jobs recycles the jobs of this package's op, one free list per storage
+// type.
+var jobs = parallel.Jobs{parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)}
 
 func putJob[F tensor.Float](j *job[F]) {
 	rows := j.rows
 	*j = job[F]{rows: rows}
-	jobs[F]().Put(j)
+	parallel.Put(jobs, j)
 }
 
 func run[F tensor.Float](op int, dst, adv tensor.Batch[F], seqAdv []F, mask tensor.Batch[F], cfg Config) error {
@@ -188,18 +179,14 @@ func run[F tensor.Float](op int, dst, adv tensor.Batch[F], seqAdv []F, mask tens
 	if B == 0 || T == 0 {
 		return nil
 	}
-	j := getJob[F]()
+	j := parallel.Get[job[F]](jobs)
 	defer putJob(j)
 	j.op, j.dst, j.adv, j.seqAdv, j.mask, j.cfg = op, dst, adv, seqAdv, mask, cfg
 	if cap(j.rows) < B {
 		j.rows = make([]rowResult, B)
 	}
 	j.rows = j.rows[:B]
-	helpers := 0
-	if B*T >= parallelMin {
-		helpers = parallel.Workers() - 1
-	}
-	parallel.Do(j, B, helpers)
+	parallel.Rows(j, B, T)
 	for b, r := range j.rows {
 		if r.bad != badNone {
 			return fmt.Errorf("tas: %w", j.rowError(b, r))

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/parallel"
 )
 
 // Iteration is one timed call of an op.
@@ -93,6 +95,12 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 	}
+	return timeOp(op, d, iter, cp, iters)
+}
+
+// timeOp makes two warm-up calls of iter, then times iters calls (and as
+// many of cp, if non-nil).
+func timeOp(op string, d *benchdata.Batch, iter, cp Iteration, iters int) (Result, error) {
 	for range 2 {
 		if err := iter(); err != nil {
 			return Result{}, fmt.Errorf("bench: %s: %w", op, err)
@@ -102,10 +110,15 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 	// finish during the timed calls: its background workers allocate, and
 	// the count would charge them to the op.
 	runtime.GC()
+	parallel.Settle()
+	if err := iter(); err != nil {
+		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
+	}
 	median, allocs, err := timeCalls(iter, iters)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: %w", op, err)
 	}
+	b, t := d.Shape.B, d.Shape.T
 	n := float64(b) * float64(t)
 	res := Result{
 		Op: op, B: b, T: t, Tokens: d.Valid,
@@ -128,6 +141,12 @@ func Run(op, device string, b, t, iters int) (Result, error) {
 // the heap allocations per call.
 func timeCalls(iter Iteration, iters int) (median, allocs float64, err error) {
 	times := make([]float64, iters)
+	// No collection may start during the timed calls: its background
+	// workers allocate, and the count would charge them to the op, which
+	// allocates nothing (the fractional allocations per call that runs
+	// used to report). The batch is built and collected already, so the
+	// heap does not grow meanwhile.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for i := range times {

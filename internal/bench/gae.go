@@ -8,6 +8,7 @@ import (
 
 func init() {
 	Register("gae", "cpu", gaeBench)
+	Register("gae_whiten", "cpu", gaeWhitenBench)
 	Register("bilevel_gae", "cpu", bilevelBench)
 }
 
@@ -24,8 +25,14 @@ func BiLevelConfig() gae.BiLevelConfig {
 // TurnLength is the turn length of `rlpost bench -op bilevel_gae`.
 const TurnLength = 64
 
-func gaeBench(d *benchdata.Batch) (Iteration, Iteration, error) {
+func gaeBench(d *benchdata.Batch) (Iteration, Iteration, error) { return tokenGAE(d, false) }
+
+// gaeWhitenBench is gae with whitening over the batch's valid tokens.
+func gaeWhitenBench(d *benchdata.Batch) (Iteration, Iteration, error) { return tokenGAE(d, true) }
+
+func tokenGAE(d *benchdata.Batch, whiten bool) (Iteration, Iteration, error) {
 	cfg := GAEConfig()
+	cfg.Whiten = whiten
 	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
 	return func() error {
 		return gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, cfg)

@@ -10,4 +10,4 @@ func expAVX2(dst, src []float64) { expGeneric(dst, src) }
 // Run does nothing and returns false: this build has no AVX2 kernels.
 func (k *PolicyTokens) Run() bool { return false }
 
-func countMaskAVX2(m []float32) int { return countMaskGeneric(m) }
+func countMaskAVX2(m []float32) int { return CountMaskGo(m) }

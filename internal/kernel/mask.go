@@ -12,14 +12,15 @@ func CountMask(m []float32) int {
 		}
 		m = m[head:]
 	}
-	rest := countMaskGeneric(m)
+	rest := CountMaskGo(m)
 	if rest < 0 {
 		return -1
 	}
 	return n + rest
 }
 
-func countMaskGeneric(m []float32) int {
+// CountMaskGo is CountMask as a plain loop, for any float storage.
+func CountMaskGo[F ~float32 | ~float64](m []F) int {
 	n := 0
 	for _, v := range m {
 		if v == 1 {

@@ -47,3 +47,16 @@ func Pick[T any](lists ...any) *Free[T] {
 	}
 	return nil
 }
+
+// Jobs keeps an op's recycled jobs: one Free list per instantiation of its
+// generic job type (one per float storage type), so that steady-state calls
+// allocate nothing whichever processor they run on. A job type with no list
+// (a named float type) gets a new job each call.
+type Jobs []any
+
+// Get returns a kept *J from jobs, or a new zero J.
+func Get[J any](jobs Jobs) *J { return Pick[J](jobs...).Get() }
+
+// Put keeps j for a later Get; reset it first, so that a kept job holds no
+// caller's slices.
+func Put[J any](jobs Jobs, j *J) { Pick[J](jobs...).Put(j) }

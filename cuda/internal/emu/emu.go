@@ -182,6 +182,10 @@ func build(dir, lib string, names []string, sources map[string]string) error {
 	return nil
 }
 
+// launchMsg receives a launch's error message; launchMu guards it, and
+// a static buffer moves nothing to the heap per launch.
+var launchMsg [256]C.char
+
 // Launch runs kernel name on a grid of gx·gy·gz blocks of block threads
 // with the given parameter words, and returns when it has finished.
 func (l *Library) Launch(name string, gx, gy, gz, block int, args []uint64) error {
@@ -192,7 +196,7 @@ func (l *Library) Launch(name string, gx, gy, gz, block int, args []uint64) erro
 	argv := (*C.uint64_t)(C.malloc(C.size_t(8 * max(len(args), 1))))
 	defer C.free(unsafe.Pointer(argv))
 	copy(unsafe.Slice((*uint64)(unsafe.Pointer(argv)), len(args)), args)
-	var msg [256]C.char
+	msg := &launchMsg
 	rc := C.call_launch(l.launch, cname, C.longlong(gx), C.longlong(gy), C.longlong(gz), C.longlong(block),
 		argv, C.int(len(args)), &msg[0], C.int(len(msg)))
 	if rc != 0 {

@@ -1,0 +1,115 @@
+package ppo
+
+import "math"
+
+// rules are the per-token rules of the loss — the log-ratio clamp, the
+// clipped surrogate with its dual clip, the behaviour-weight cap, and the KL
+// estimators — with every bound resolved from a Config once per call. They
+// are the one definition of those rules: the Go loop and the GSPO path call
+// these methods, the AVX2 kernel takes its constants from the same fields,
+// and TestRules drives every implementation (float64 and float32 Go loops,
+// assembly, GSPO, and the CUDA kernels under the cudaemu emulator) with the
+// same edge values. A new rule goes here first.
+type rules struct {
+	// clamp bounds |logp − old_logp| before exp (+Inf when off).
+	clamp float64
+	// lo = 1 − ε_low, hi = 1 + ε_high, dual = c (+Inf when off).
+	lo, hi, dual float64
+	// est is the KL estimator and klClamp the bound on |k3| (+Inf when off).
+	est     KLEstimator
+	klClamp float64
+	// Behaviour weights above capAt become capTo (the cap, or 0 to mask);
+	// capAt is +Inf without a cap.
+	capAt, capTo float64
+	beta         float64
+}
+
+func (c Config) rules() rules {
+	inf := math.Inf(1)
+	r := rules{
+		clamp: inf, lo: 1 - c.ClipLow, hi: 1 + c.ClipHigh, dual: inf,
+		est: c.KLEstimator, klClamp: inf, capAt: inf, beta: c.KLCoef,
+	}
+	if c.LogRatioClamp > 0 {
+		r.clamp = c.LogRatioClamp
+	}
+	if c.DualClip > 0 {
+		r.dual = c.DualClip
+	}
+	if c.KLClamp > 0 {
+		r.klClamp = c.KLClamp
+	}
+	if c.BehaveCap > 0 {
+		r.capAt, r.capTo = c.BehaveCap, c.BehaveCap
+		if c.BehaveCapMode == CapMask {
+			r.capTo = 0
+		}
+	}
+	return r
+}
+
+// logRatio clamps a log-ratio to ±clamp and reports whether it is live:
+// torch's clamp passes no gradient where it binds.
+func (r *rules) logRatio(d float64) (float64, bool) {
+	if d > r.clamp || d < -r.clamp {
+		return math.Copysign(r.clamp, d), false
+	}
+	return d, true
+}
+
+// Which bound of the surrogate is active for a token.
+const (
+	clipNone = iota
+	clipHigh // a > 0 and r > 1 + ε_high
+	clipLow  // a < 0 and r < 1 − ε_low
+	clipDual // a < 0 and r > c
+)
+
+// surrogate returns the per-token loss max(−a·r, −a·clip(r, lo, hi)),
+// bounded by −c·a when a < 0, the multiplier g ∈ {0, 1} of its derivative
+// −a·r, and which bound is active. Written as cases rather than as max/min
+// so that it inlines and branches predictably; on the bounds themselves
+// (r == hi, r == lo, r == c) the unclipped branch is taken, matching
+// torch's inclusive clamp.
+func (c *rules) surrogate(r, a float64) (loss, g float64, clip int) {
+	switch {
+	case a > 0 && r > c.hi:
+		return -a * c.hi, 0, clipHigh
+	case a < 0 && r < c.lo:
+		return -a * c.lo, 0, clipLow
+	case a < 0 && r > c.dual:
+		return -a * c.dual, 0, clipDual
+	}
+	return -a * r, 1, clipNone
+}
+
+// behave caps a behaviour weight w = exp(prox_logp − old_logp): above capAt
+// it becomes capTo; an infinite weight left uncapped counts 0
+// (docs/spec.md#policy-losses: a non-finite log-ratio gives weight 0). It
+// reports whether the cap bound.
+func (r *rules) behave(w float64) (float64, bool) {
+	switch {
+	case w > r.capAt:
+		return r.capTo, true
+	case w > math.MaxFloat64:
+		return 0, false
+	}
+	return w, false
+}
+
+// kl returns the KL estimate for x = logp − ref_logp and its derivative
+// with respect to logp; e = e^{−x} is read by k3 only (pass anything for
+// k1 and k2). k3 beyond ±klClamp is the clamp, with no gradient.
+func (r *rules) kl(x, e float64) (k, dk float64) {
+	switch r.est {
+	case K1:
+		return x, 1
+	case K2:
+		return 0.5 * x * x, x
+	}
+	k, dk = e+x-1, 1-e
+	if k > r.klClamp || k < -r.klClamp {
+		return math.Copysign(r.klClamp, k), 0
+	}
+	return k, dk
+}

@@ -1,0 +1,120 @@
+package ppo
+
+// sequenceRow is the GSPO row: one ratio s = exp(mean_t Δ_t) for the whole
+// sequence, clipped per token's advantage, with dLoss/dlogp_t =
+// (Σ_u coef·w_u·∂ℓ_u/∂s)·s/|y| + coef·β·∂kl_t, the derivative of
+// exp(mean Δ) reaching every token of the sequence equally.
+func (j *policyJob[F]) sequenceRow(b int) {
+	acc := &j.rows[b]
+	in := &j.in
+	n := j.lengths[b]
+	grad := j.grad[b*in.Logp.T : (b+1)*in.Logp.T]
+	if n == 0 {
+		clear(grad)
+		return
+	}
+	coef := j.coef[b]
+	lp, old, adv, mask := in.Logp.Row(b), in.OldLogp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
+	var prox, ref, tw []F
+	if !in.ProxLogp.IsZero() {
+		prox = in.ProxLogp.Row(b)
+	}
+	if !in.RefLogp.IsZero() {
+		ref = in.RefLogp.Row(b)
+	}
+	if !in.TokenWeights.IsZero() {
+		tw = in.TokenWeights.Row(b)
+	}
+	// Pass 1: validate and take the mean log-ratio.
+	var sumDelta float64
+	for t := range lp {
+		if mask[t] == 0 {
+			continue
+		}
+		l, a, base := float64(lp[t]), float64(adv[t]), float64(old[t])
+		check := l + a + base
+		if prox != nil {
+			check += float64(prox[t])
+			base = float64(prox[t])
+		}
+		if tw != nil {
+			check += float64(tw[t])
+			if tw[t] < 0 {
+				acc.bad, acc.badCol = badWeight, t
+				return
+			}
+		}
+		if ref != nil {
+			check += float64(ref[t])
+		}
+		if check-check != 0 {
+			acc.bad, acc.badCol = badInput, t
+			return
+		}
+		sumDelta += l - base
+	}
+	rl := &j.rules
+	md, ok := rl.logRatio(sumDelta / float64(n))
+	live := 1.0
+	if !ok {
+		live = 0
+	}
+	s := j.exp(md)
+	acc.negDelta = -sumDelta
+	acc.ratio = s * float64(n)
+	// Pass 2: per-token losses; the KL part of the gradient goes to grad
+	// now, the sequence part once its sum is known.
+	beta := rl.beta
+	var clips [4]int
+	var sumPolicy, sumKL, dLds float64
+	for t := range lp {
+		if mask[t] == 0 {
+			grad[t] = 0
+			continue
+		}
+		a := float64(adv[t])
+		w := 1.0
+		if prox != nil {
+			var capped bool
+			w, capped = rl.behave(j.exp(float64(prox[t]) - float64(old[t])))
+			if capped {
+				acc.capped++
+			}
+			acc.behave += w
+			acc.behaveMax = max(acc.behaveMax, w)
+		}
+		if tw != nil {
+			w *= float64(tw[t])
+		}
+		loss, g, c := rl.surrogate(s, a)
+		clips[c]++
+		sumPolicy += loss * w
+		dLds -= a * g * w
+		var dk float64
+		if ref != nil {
+			var k float64
+			x := float64(lp[t]) - float64(ref[t])
+			e := 0.0
+			if rl.est == K3 {
+				e = j.exp(-x)
+			}
+			k, dk = rl.kl(x, e)
+			sumKL += k
+		}
+		grad[t] = F(coef * beta * dk)
+	}
+	seq := coef * dLds * s * live / float64(n)
+	for t := range lp {
+		if mask[t] == 0 {
+			continue
+		}
+		gv := grad[t] + F(seq) + 0
+		if gv-gv != 0 {
+			acc.bad, acc.badCol = badOverflow, t
+			return
+		}
+		grad[t] = gv
+	}
+	acc.policy, acc.kl = sumPolicy, sumKL
+	acc.clipLow, acc.clipHigh, acc.dual = clips[clipLow], clips[clipHigh], clips[clipDual]
+}
