@@ -3,6 +3,8 @@
 
     python3 testdata/gen/generate.py            # rewrite testdata/golden/
     python3 testdata/gen/generate.py -check     # exit 1 if the files differ
+    python3 testdata/gen/generate.py -against DIR  # check reference.py against
+                                                   # another set of vectors
 
 Inputs come from Python's own seeded generator (random.Random), rounded to
 six decimals, so the requests are the same on every machine; the expected
@@ -341,7 +343,40 @@ def render(op):
     return "\n".join(lines) + "\n"
 
 
+def close(got, want):
+    """The tolerance of `rlpost golden`, tightened for two float64 references."""
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(close(g, w) for g, w in zip(got, want))
+    if isinstance(want, dict):
+        return all(k in got and close(got[k], v) for k, v in want.items())
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        return abs(float(got) - want) <= 1e-6 * abs(want) + 1e-9
+    return got == want
+
+
+def against(folder):
+    """Runs every request of folder/*.jsonl through reference.py and counts
+    the expectations it reproduces: a check of this reference against an
+    independent one."""
+    import glob
+    bad = total = 0
+    for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                case = json.loads(line)
+                total += 1
+                if not close(reference.expected(case["request"]), case["expected"]):
+                    bad += 1
+                    print("differs: %s:%d" % (os.path.basename(path), n))
+    print("reference.py against %s: %d of %d cases agree" % (folder, total - bad, total))
+    return 1 if bad or total == 0 else 0
+
+
 def main(argv):
+    if "-against" in argv:
+        return against(argv[argv.index("-against") + 1])
     check = "-check" in argv
     differ = []
     os.makedirs(OUT, exist_ok=True)
