@@ -73,10 +73,10 @@ func runGAE(t *testing.T, c *Context, in gaeInputs, cfg gae.Config, bcfg gae.BiL
 	adv, ret := output(t, c, b, n), output(t, c, b, n)
 	r, v, m := upload(t, c, in.rewards), upload(t, c, in.values), upload(t, c, in.mask)
 	if bilevel {
-		wantErr = gae.BiLevel(wantA, wantR, in.rewards, in.values, in.mask, in.ends, bcfg)
+		wantErr = gae.BiLevel(tensor.Batch[float32]{Shape: in.mask.Shape, Data: wantA}, tensor.Batch[float32]{Shape: in.mask.Shape, Data: wantR}, in.rewards, in.values, in.mask, in.ends, bcfg)
 		gotErr = c.BiLevelGAE(adv, ret, r, v, m, upload(t, c, in.ends), bcfg)
 	} else {
-		wantErr = gae.Advantages(wantA, wantR, in.rewards, in.values, in.mask, cfg)
+		wantErr = gae.Advantages(tensor.Batch[float32]{Shape: in.mask.Shape, Data: wantA}, tensor.Batch[float32]{Shape: in.mask.Shape, Data: wantR}, in.rewards, in.values, in.mask, cfg)
 		gotErr = c.GAE(adv, ret, r, v, m, cfg)
 	}
 	if gotErr == nil {

@@ -124,7 +124,7 @@ func FuzzPolicyLoss(f *testing.F) {
 			in.TokenWeights = s.batch(b, n, s.value)
 		}
 		wantGrad := make([]float32, b*n)
-		want, wantErr := ppo.PolicyLoss(wantGrad, in, cfg)
+		want, wantErr := ppo.PolicyLoss(tensor.Batch[float32]{Shape: in.Logp.Shape, Data: wantGrad}, in, cfg)
 		c := device(t)
 		grad := output(t, c, b, n)
 		got, gotErr := c.PolicyLoss(grad, uploadPolicy(t, c, in), cfg)

@@ -75,7 +75,7 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
 	if cfg.KLCoef != 0 && in.RefLogp == nil {
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef))
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
 	}
 	if _, err := c.operands([]named{{name: "grad", b: grad}}, inputs); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)

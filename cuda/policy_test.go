@@ -179,7 +179,7 @@ func TestPolicyLossMatchesCPU(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			in := randomPolicy(rng, pc, cfg)
 			wantGrad := make([]float32, pc.b*pc.t)
-			want, err := ppo.PolicyLoss(wantGrad, in, cfg)
+			want, err := ppo.PolicyLoss(tensor.Batch[float32]{Shape: in.Logp.Shape, Data: wantGrad}, in, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +275,7 @@ func TestPolicyLossGolden(t *testing.T) {
 			golden.CheckRows(t, "grad", rows64(gotGrad, T), want.Grad)
 
 			cpuGrad := make([]float32, B*T)
-			cpu, err := ppo.PolicyLoss(cpuGrad, in, cfg)
+			cpu, err := ppo.PolicyLoss(tensor.Batch[float32]{Shape: in.Logp.Shape, Data: cpuGrad}, in, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,7 +361,7 @@ func TestPolicyLossErrors(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 12))
 			in := randomPolicy(rng, policyCase{b: b, t: n, prox: tc.prox, ref: tc.ref, tw: tc.tw, full: true}, cfg)
 			tc.prep(&in, &cfg)
-			_, want := ppo.PolicyLoss(make([]float32, b*n), in, cfg)
+			_, want := ppo.PolicyLoss(tensor.Batch[float32]{Shape: in.Logp.Shape, Data: make([]float32, b*n)}, in, cfg)
 			_, got := c.PolicyLoss(output(t, c, b, n), uploadPolicy(t, c, in), cfg)
 			sameError(t, got, want)
 		})

@@ -243,12 +243,12 @@ func TestScanDecomposition(t *testing.T) {
 				return gl / gamma
 			}
 			cfg := gae.Config{Gamma: g[0], Lambda: lam(g[0], g[1])}
-			if err := gae.Advantages(wantA, wantR, x(r), x(v), x(m), cfg); err != nil {
+			if err := gae.Advantages(x(wantA), x(wantR), x(r), x(v), x(m), cfg); err != nil {
 				t.Fatal(err)
 			}
 			bcfg := gae.BiLevelConfig{GammaToken: g[0], LambdaToken: lam(g[0], g[1]), GammaTurn: g[2], LambdaTurn: lam(g[2], g[3])}
 			wantBA, wantBR := make([]float64, T), make([]float64, T)
-			if err := gae.BiLevel(wantBA, wantBR, x(r), x(v), x(m), x(e), bcfg); err != nil {
+			if err := gae.BiLevel(x(wantBA), x(wantBR), x(r), x(v), x(m), x(e), bcfg); err != nil {
 				t.Fatal(err)
 			}
 			gs := [4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda, bcfg.GammaTurn, bcfg.GammaTurn * bcfg.LambdaTurn}
@@ -285,7 +285,7 @@ func TestScanFloat32(t *testing.T) {
 		return tensor.Batch[float32]{Shape: tensor.Shape{B: 1, T: T}, Data: d}
 	}
 	wantA, wantR := make([]float32, T), make([]float32, T)
-	if err := gae.Advantages(wantA, wantR, x(r), x(v), x(m), gae.Config{Gamma: 0.99, Lambda: 0.95}); err != nil {
+	if err := gae.Advantages(x(wantA), x(wantR), x(r), x(v), x(m), gae.Config{Gamma: 0.99, Lambda: 0.95}); err != nil {
 		t.Fatal(err)
 	}
 	adv, ret := make([]float32, T), make([]float32, T)

@@ -6,6 +6,7 @@ import (
 	"github.com/rlpost/rlpost/gae"
 	"github.com/rlpost/rlpost/internal/bench"
 	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // BenchmarkAdvantages measures the `rlpost bench -op gae` work: γ = 1,
@@ -16,7 +17,7 @@ func BenchmarkAdvantages(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := bench.GAEConfig()
-	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
+	adv, ret := tensor.MustNew[float32](d.Shape.B, d.Shape.T), tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, cfg); err != nil {
@@ -38,7 +39,7 @@ func BenchmarkBiLevel(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := bench.BiLevelConfig()
-	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
+	adv, ret := tensor.MustNew[float32](d.Shape.B, d.Shape.T), tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := gae.BiLevel(adv, ret, d.Rewards, d.Values, d.Mask, ends, cfg); err != nil {

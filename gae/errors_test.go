@@ -94,11 +94,11 @@ func TestBadInput(t *testing.T) {
 		{"rewards data length", tokErr(with(func(x *inputs[float32]) { x.r.Data = x.r.Data[:5] }), tok), tensor.ErrShape, "rewards"},
 		{"adv length", func() error {
 			x := base()
-			return gae.Advantages(make([]float32, 7), make([]float32, 8), x.r, x.v, x.m, tok)
+			return gae.Advantages(tensor.MustNew[float32](1, 7), tensor.MustNew[float32](1, 8), x.r, x.v, x.m, tok)
 		}, tensor.ErrShape, "adv"},
 		{"ret length", func() error {
 			x := base()
-			return gae.BiLevel(make([]float32, 8), nil, x.r, x.v, x.m, x.e, bi)
+			return gae.BiLevel(tensor.MustNew[float32](1, 8), tensor.Batch[float32]{}, x.r, x.v, x.m, x.e, bi)
 		}, tensor.ErrShape, "ret"},
 	}
 	checkErrors(t, cases)
@@ -127,13 +127,13 @@ func TestNoAllocs(t *testing.T) {
 		call func() error
 	}{
 		{"Advantages", func() error {
-			return gae.Advantages(adv.Data, ret.Data, in.r, in.v, in.m, gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true})
+			return gae.Advantages(adv, ret, in.r, in.v, in.m, gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true})
 		}},
 		{"BiLevel", func() error {
-			return gae.BiLevel(adv.Data, ret.Data, in.r, in.v, in.m, in.e, gae.DefaultBiLevelConfig())
+			return gae.BiLevel(adv, ret, in.r, in.v, in.m, in.e, gae.DefaultBiLevelConfig())
 		}},
 		{"TurnLevel", func() error {
-			return gae.TurnLevel(adv.Data, ret.Data, in.r, in.v, in.m, in.e, gae.DefaultTurnConfig())
+			return gae.TurnLevel(adv, ret, in.r, in.v, in.m, in.e, gae.DefaultTurnConfig())
 		}},
 	} {
 		if err := c.call(); err != nil {

@@ -18,19 +18,20 @@ func ExampleBiLevel() {
 	values, _ := tensor.FromSlice([]float64{0, 0, 0.8, 0.9, 1.0, 0, 0, 1.2, 1.3, 1.4}, 1, T)
 	kl, _ := tensor.FromSlice([]float64{0, 0, 0.2, 0.1, 0.3, 0, 0, 0.5, 0.1, 0.2}, 1, T)
 
+	turnRewards, _ := tensor.FromSlice([]float64{0.5, 1.5}, 1, 2) // one row, two turns
 	turnEnd := tensor.MustNew[float64](1, T)
 	rewards := tensor.MustNew[float64](1, T)
 	if err := gae.TurnEnds(turnEnd, mask); err != nil {
 		panic(err)
 	}
-	if err := gae.PlaceTurnRewards(rewards, turnEnd, [][]float64{{0.5, 1.5}}); err != nil {
+	if err := gae.PlaceTurnRewards(rewards, turnEnd, turnRewards); err != nil {
 		panic(err)
 	}
 	if err := gae.AddKLPenalty(rewards, kl, mask, gae.DefaultKLCoef); err != nil {
 		panic(err)
 	}
 
-	adv, ret := make([]float64, T), make([]float64, T)
+	adv, ret := tensor.MustNew[float64](1, T), tensor.MustNew[float64](1, T)
 	cfg := gae.DefaultBiLevelConfig() // γ_token = λ = 1, γ_turn = 0.95
 	if err := gae.BiLevel(adv, ret, rewards, values, mask, turnEnd, cfg); err != nil {
 		panic(err)
@@ -38,7 +39,7 @@ func ExampleBiLevel() {
 	for t := range T {
 		if mask.Data[t] == 1 {
 			fmt.Printf("token %d  turn end %v  reward %+.4f  advantage %.4f  return %.4f\n",
-				t, turnEnd.Data[t] == 1, rewards.Data[t], adv[t], ret[t])
+				t, turnEnd.Data[t] == 1, rewards.Data[t], adv.Data[t], ret.Data[t])
 		}
 	}
 	// Output:

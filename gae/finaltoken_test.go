@@ -33,8 +33,9 @@ func TestBiLevelFinalTokenDelta(t *testing.T) {
 		{gae.TurnAdvantagePlusDelta, []float64{0, 1.44, 1.35, 1.25, 0, 0, -0.3, -0.4}, []float64{0, 1.64, 1.65, 1.65, 0, 0, 0.3, 0.3}},
 	} {
 		cfg.FinalToken = c.rule
-		adv, ret := make([]float64, 8), make([]float64, 8)
-		if err := gae.BiLevel(adv, ret, rewards, values, mask, ends, cfg); err != nil {
+		advB, retB := tensor.MustNew[float64](1, 8), tensor.MustNew[float64](1, 8)
+		adv, ret := advB.Data, retB.Data
+		if err := gae.BiLevel(advB, retB, rewards, values, mask, ends, cfg); err != nil {
 			t.Fatal(err)
 		}
 		for i := range adv {
@@ -99,8 +100,9 @@ func TestBiLevelFinalTokenDeltaRandom(t *testing.T) {
 		}
 		cfg := gae.BiLevelConfig{GammaToken: rng.Float64(), LambdaToken: rng.Float64(), GammaTurn: rng.Float64(), LambdaTurn: rng.Float64(),
 			FinalToken: gae.TurnAdvantagePlusDelta}
-		adv, ret := make([]float64, T), make([]float64, T)
-		if err := gae.BiLevel(adv, ret, must(r), must(v), must(m), must(e), cfg); err != nil {
+		advB, retB := tensor.MustNew[float64](1, T), tensor.MustNew[float64](1, T)
+		adv := advB.Data
+		if err := gae.BiLevel(advB, retB, must(r), must(v), must(m), must(e), cfg); err != nil {
 			t.Fatal(err)
 		}
 		want := refBiLevelDelta(r, v, m, e, cfg.GammaToken, cfg.LambdaToken, cfg.GammaTurn, cfg.LambdaTurn)

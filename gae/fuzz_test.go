@@ -128,14 +128,15 @@ func runFuzz[F tensor.Float](c fuzzCase, est string) (adv, ret []float64, err er
 	}
 	in := inputs[F]{conv(c.in.r), conv(c.in.v), conv(c.in.m), conv(c.in.e)}
 	a, r := make([]F, c.advLen), make([]F, c.retLen)
+	ab, rb := tensor.Batch[F]{Shape: in.r.Shape, Data: a}, tensor.Batch[F]{Shape: in.r.Shape, Data: r}
 	switch est {
 	case "token":
-		err = gae.Advantages(a, r, in.r, in.v, in.m, gae.Config{Gamma: c.gamma[0], Lambda: c.gamma[1], Whiten: c.whiten})
+		err = gae.Advantages(ab, rb, in.r, in.v, in.m, gae.Config{Gamma: c.gamma[0], Lambda: c.gamma[1], Whiten: c.whiten})
 	case "bilevel":
-		err = gae.BiLevel(a, r, in.r, in.v, in.m, in.e, gae.BiLevelConfig{
+		err = gae.BiLevel(ab, rb, in.r, in.v, in.m, in.e, gae.BiLevelConfig{
 			GammaToken: c.gamma[0], LambdaToken: c.gamma[1], GammaTurn: c.turn[0], LambdaTurn: c.turn[1], Whiten: c.whiten})
 	case "turn":
-		err = gae.TurnLevel(a, r, in.r, in.v, in.m, in.e, gae.Config{Gamma: c.turn[0], Lambda: c.turn[1], Whiten: c.whiten})
+		err = gae.TurnLevel(ab, rb, in.r, in.v, in.m, in.e, gae.Config{Gamma: c.turn[0], Lambda: c.turn[1], Whiten: c.whiten})
 	}
 	adv, ret = make([]float64, len(a)), make([]float64, len(r))
 	for i := range a {
@@ -351,31 +352,35 @@ func FuzzHelpers(f *testing.F) {
 			t.Fatalf("TurnEnds: %v", err)
 		}
 
-		// Turn rewards: the values, one per turn end of each row (or one too
-		// many when the first value byte says so).
-		var turnRewards [][]float64
-		k := 0
-		for b := range e.B {
-			var rs []float64
-			for _, x := range e.Row(b) {
-				if x == 1 {
-					rs = append(rs, r.Data[k%max(1, len(r.Data))])
-					k++
+		// Turn rewards: a [B, K] batch of the values, K the most turn ends
+		// of a row (one column too few when the last byte says so).
+		K := 0
+		if e.Check("turn_end") == nil {
+			for b := range e.B {
+				n := 0
+				for _, x := range e.Row(b) {
+					if x == 1 {
+						n++
+					}
 				}
+				K = max(K, n)
 			}
-			turnRewards = append(turnRewards, rs)
 		}
-		if len(data) > 0 && data[len(data)-1] == 7 && len(turnRewards) > 0 {
-			turnRewards[0] = append(turnRewards[0], 1)
+		if len(data) > 0 && data[len(data)-1] == 7 && K > 0 {
+			K--
 		}
-		dst := tensor.MustNew[float64](e.B, e.T)
+		turnRewards := tensor.MustNew[float64](max(e.B, 0), K)
+		for i := range turnRewards.Data {
+			turnRewards.Data[i] = r.Data[i%max(1, len(r.Data))]
+		}
+		dst := tensor.MustNew[float64](max(e.B, 0), max(e.T, 0))
 		if err := gae.PlaceTurnRewards(dst, e, turnRewards); err == nil {
 			for b := range e.B {
 				k := 0
 				for i, x := range e.Row(b) {
 					want := 0.0
 					if x == 1 {
-						want = turnRewards[b][k]
+						want = turnRewards.At(b, k)
 						k++
 					}
 					if dst.At(b, i) != want {

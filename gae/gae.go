@@ -10,9 +10,9 @@ import (
 )
 
 // Advantages computes token-level GAE with verl's semantics and writes the
-// advantages into adv and the returns A + V into ret (both of length B·T,
-// row-major like the inputs; 0 at mask-0 positions). rewards, values and
-// mask share one shape [B, T].
+// advantages into adv and the returns A + V into ret (both batches of the
+// inputs' shape; 0 at mask-0 positions). rewards, values and mask share one
+// shape [B, T].
 //
 // Mask-0 tokens are skipped: their reward and value are never read and they
 // add no decay, so an observation between two turns of a multi-turn
@@ -21,23 +21,24 @@ import (
 // runs over the valid tokens of the whole batch after the returns are
 // formed.
 //
-// adv and ret must not overlap each other or the inputs. On error their
+// adv and ret must not overlap each other or the inputs (ErrOverlap). On
+// error their
 // contents are unspecified. Advantages allocates nothing in steady state and
 // splits large batches across the CPUs by rows.
-func Advantages[F tensor.Float](adv, ret []F, rewards, values, mask tensor.Batch[F], cfg Config) error {
+func Advantages[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask tensor.Batch[F], cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
 	if err := checkArgs(adv, ret, rewards, values, mask, tensor.Batch[F]{}, false); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
-	return run(kindToken, adv, ret, rewards, values, mask, tensor.Batch[F]{},
+	return run(kindToken, adv.Data, ret.Data, rewards, values, mask, tensor.Batch[F]{},
 		[5]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
 }
 
 // BiLevel computes Bi-Level GAE (VAGEN §5.2, Alg. 2) with the semantics of
 // the official code and writes advantages into adv and returns A + V into
-// ret (length B·T, 0 at mask-0 positions). turnEnd is 1 at the last
+// ret (batches of the inputs' shape, 0 at mask-0 positions). turnEnd is 1 at the last
 // generated token of each turn and 0 elsewhere; every turn end must be a
 // valid token, and the last valid token of every row must be a turn end
 // (otherwise its final tokens would form a turn without an end, which is
@@ -57,9 +58,10 @@ func Advantages[F tensor.Float](adv, ret []F, rewards, values, mask tensor.Batch
 // elsewhere (per-token KL penalties) the token level only. Returns are
 // A + V before whitening.
 //
-// adv and ret must not overlap each other or the inputs. On error their
+// adv and ret must not overlap each other or the inputs (ErrOverlap). On
+// error their
 // contents are unspecified. BiLevel allocates nothing in steady state.
-func BiLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], cfg BiLevelConfig) error {
+func BiLevel[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, turnEnd tensor.Batch[F], cfg BiLevelConfig) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
@@ -70,7 +72,7 @@ func BiLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor
 	if cfg.FinalToken == TurnAdvantagePlusDelta {
 		plusDelta = 1
 	}
-	return run(kindBiLevel, adv, ret, rewards, values, mask, turnEnd, [5]float64{
+	return run(kindBiLevel, adv.Data, ret.Data, rewards, values, mask, turnEnd, [5]float64{
 		cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
 		cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
 		plusDelta,
@@ -86,22 +88,23 @@ func BiLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor
 // fold a turn's per-token rewards into its end first if they should count.
 // turnEnd follows BiLevel's rules.
 //
-// adv and ret must not overlap each other or the inputs. On error their
+// adv and ret must not overlap each other or the inputs (ErrOverlap). On
+// error their
 // contents are unspecified. TurnLevel allocates nothing in steady state.
-func TurnLevel[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], cfg Config) error {
+func TurnLevel[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, turnEnd tensor.Batch[F], cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
 	if err := checkArgs(adv, ret, rewards, values, mask, turnEnd, true); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
-	return run(kindTurn, adv, ret, rewards, values, mask, turnEnd,
+	return run(kindTurn, adv.Data, ret.Data, rewards, values, mask, turnEnd,
 		[5]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten)
 }
 
-// checkArgs validates shapes: every input has rewards' shape, and adv and
-// ret have B·T elements.
-func checkArgs[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], turns bool) error {
+// checkArgs validates shapes: every input has rewards' shape, so do adv and
+// ret, and neither output shares memory with the other or an input.
+func checkArgs[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, turnEnd tensor.Batch[F], turns bool) error {
 	if err := rewards.Check("rewards"); err != nil {
 		return err
 	}
@@ -117,12 +120,25 @@ func checkArgs[F tensor.Float](adv, ret []F, rewards, values, mask, turnEnd tens
 			return err
 		}
 	}
-	n := shape.Size()
-	if len(adv) != n {
-		return tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B·T = %d·%d = %d", len(adv), shape.B, shape.T, n)
+	if err := tensor.CheckShape("adv", adv, shape); err != nil {
+		return err
 	}
-	if len(ret) != n {
-		return tensor.Errorf(tensor.ErrShape, "ret", nil, "length %d, want B·T = %d·%d = %d", len(ret), shape.B, shape.T, n)
+	if err := tensor.CheckShape("ret", ret, shape); err != nil {
+		return err
+	}
+	if err := tensor.CheckDisjoint("adv", adv.Data, "ret", ret.Data); err != nil {
+		return err
+	}
+	for _, x := range [...]struct {
+		name string
+		b    tensor.Batch[F]
+	}{{"rewards", rewards}, {"values", values}, {"mask", mask}, {"turn_end", turnEnd}} {
+		if err := tensor.CheckDisjoint("adv", adv.Data, x.name, x.b.Data); err != nil {
+			return err
+		}
+		if err := tensor.CheckDisjoint("ret", ret.Data, x.name, x.b.Data); err != nil {
+			return err
+		}
 	}
 	return nil
 }

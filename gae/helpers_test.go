@@ -35,19 +35,19 @@ func (in inputs[F]) outputs() (adv, ret tensor.Batch[F]) {
 
 func (in inputs[F]) advantages(cfg gae.Config) (adv, ret tensor.Batch[F], err error) {
 	adv, ret = in.outputs()
-	err = gae.Advantages(adv.Data, ret.Data, in.r, in.v, in.m, cfg)
+	err = gae.Advantages(adv, ret, in.r, in.v, in.m, cfg)
 	return adv, ret, err
 }
 
 func (in inputs[F]) biLevel(cfg gae.BiLevelConfig) (adv, ret tensor.Batch[F], err error) {
 	adv, ret = in.outputs()
-	err = gae.BiLevel(adv.Data, ret.Data, in.r, in.v, in.m, in.e, cfg)
+	err = gae.BiLevel(adv, ret, in.r, in.v, in.m, in.e, cfg)
 	return adv, ret, err
 }
 
 func (in inputs[F]) turnLevel(cfg gae.Config) (adv, ret tensor.Batch[F], err error) {
 	adv, ret = in.outputs()
-	err = gae.TurnLevel(adv.Data, ret.Data, in.r, in.v, in.m, in.e, cfg)
+	err = gae.TurnLevel(adv, ret, in.r, in.v, in.m, in.e, cfg)
 	return adv, ret, err
 }
 

@@ -13,12 +13,15 @@ import (
 // turn, which is how a trainer lays out a trajectory whose turns are
 // separated by observation tokens; two turns with nothing between them read
 // as one, so build the mask yourself in that case. dst must not overlap
-// mask.
+// mask (ErrOverlap).
 func TurnEnds[F tensor.Float](dst, mask tensor.Batch[F]) error {
 	if err := mask.Check("mask"); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
 	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
 	if err := tensor.CheckMask("mask", mask); err != nil {
@@ -38,45 +41,56 @@ func TurnEnds[F tensor.Float](dst, mask tensor.Batch[F]) error {
 }
 
 // PlaceTurnRewards writes per-turn rewards into a token-reward batch: dst is
-// zeroed and turnRewards[b][k] is written at the k-th turn end of row b (in
+// zeroed and turnRewards[b, k] is written at the k-th turn end of row b (in
 // order along the row), where the turn-level recursion of BiLevel and
-// TurnLevel reads it. Row b must have exactly len(turnRewards[b]) turn ends.
-// Add per-token KL penalties afterwards with AddKLPenalty.
-func PlaceTurnRewards[F tensor.Float](dst, turnEnd tensor.Batch[F], turnRewards [][]F) error {
+// TurnLevel reads it. turnRewards is a [B, K] batch with K at least the
+// largest number of turn ends in a row; entries past a row's last turn are
+// padding and never read. dst must not overlap turnEnd or turnRewards. Add
+// per-token KL penalties afterwards with AddKLPenalty.
+func PlaceTurnRewards[F tensor.Float](dst, turnEnd, turnRewards tensor.Batch[F]) error {
 	if err := turnEnd.Check("turn_end"); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
 	if err := tensor.CheckShape("dst", dst, turnEnd.Shape); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
+	if err := turnRewards.Check("turn_rewards"); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "turn_end", turnEnd.Data); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "turn_rewards", turnRewards.Data); err != nil {
+		return fmt.Errorf("gae: %w", err)
+	}
 	if err := tensor.CheckMask("turn_end", turnEnd); err != nil {
 		return fmt.Errorf("gae: %w", err)
 	}
-	if len(turnRewards) != turnEnd.B {
+	if turnRewards.B != turnEnd.B {
 		return fmt.Errorf("gae: %w", tensor.Errorf(tensor.ErrShape, "turn_rewards", nil,
-			"%d rows, want B = %d", len(turnRewards), turnEnd.B))
+			"%d rows, want B = %d", turnRewards.B, turnEnd.B))
 	}
-	for b, rs := range turnRewards {
+	for b := range turnEnd.B {
 		n := 0
 		for _, e := range turnEnd.Row(b) {
 			if e == 1 {
 				n++
 			}
 		}
-		if len(rs) != n {
+		if n > turnRewards.T {
 			return fmt.Errorf("gae: %w", tensor.Errorf(tensor.ErrShape, "turn_rewards", tensor.At(b),
-				"%d rewards, but row %d of turn_end has %d turn ends", len(rs), b, n))
+				"%d columns, but row %d of turn_end has %d turn ends", turnRewards.T, b, n))
 		}
-		for k, r := range rs {
+		for k, r := range turnRewards.Row(b)[:n] {
 			if !tensor.IsFinite(r) {
 				return fmt.Errorf("gae: %w", tensor.Errorf(tensor.ErrNonFinite, "turn_rewards", tensor.At(b, k), "%v", float64(r)))
 			}
 		}
 	}
 	clear(dst.Data)
-	for b, rs := range turnRewards {
+	for b := range turnEnd.B {
 		k := 0
-		row := dst.Row(b)
+		row, rs := dst.Row(b), turnRewards.Row(b)
 		for t, e := range turnEnd.Row(b) {
 			if e == 1 {
 				row[t] = rs[k]

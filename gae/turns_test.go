@@ -36,7 +36,7 @@ func TestTurnEnds(t *testing.T) {
 func TestPlaceTurnRewards(t *testing.T) {
 	ends := must([]float64{0, 1, 0, 0, 1}, []float64{0, 0, 0, 0, 0}, []float64{1, 0, 0, 1, 0})
 	dst := must(slices.Repeat([]float64{9}, 5), slices.Repeat([]float64{9}, 5), slices.Repeat([]float64{9}, 5))
-	if err := gae.PlaceTurnRewards(dst, ends, [][]float64{{0.5, 1}, nil, {-1, 2}}); err != nil {
+	if err := gae.PlaceTurnRewards(dst, ends, must([]float64{0.5, 1}, []float64{7, 7}, []float64{-1, 2})); err != nil {
 		t.Fatal(err)
 	}
 	want := []float64{0, 0.5, 0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 2, 0}
@@ -73,7 +73,7 @@ func TestBuildAgentRewards(t *testing.T) {
 		t.Fatal(err)
 	}
 	rewards := tensor.MustNew[float64](1, 8)
-	if err := gae.PlaceTurnRewards(rewards, ends, [][]float64{{0.5, 1}}); err != nil {
+	if err := gae.PlaceTurnRewards(rewards, ends, must([]float64{0.5, 1})); err != nil {
 		t.Fatal(err)
 	}
 	kl := must([]float64{0, 10, 0, 0, 0, 0, 0, 0})
@@ -98,11 +98,13 @@ func TestHelpersBadInput(t *testing.T) {
 	cases := []errCase{
 		{"TurnEnds mask entry", func() error { return gae.TurnEnds(three(), must([]float64{0, 0.5, 1})) }, tensor.ErrMask, "mask[0,1]"},
 		{"TurnEnds dst shape", func() error { return gae.TurnEnds(tensor.MustNew[float64](1, 2), mask) }, tensor.ErrShape, "dst"},
-		{"PlaceTurnRewards rows", func() error { return gae.PlaceTurnRewards(three(), ends, nil) }, tensor.ErrShape, "turn_rewards"},
-		{"PlaceTurnRewards count", func() error { return gae.PlaceTurnRewards(three(), ends, [][]float64{{1, 2}}) }, tensor.ErrShape, "turn_rewards[0]"},
-		{"PlaceTurnRewards NaN", func() error { return gae.PlaceTurnRewards(three(), ends, [][]float64{{math.NaN()}}) }, tensor.ErrNonFinite, "turn_rewards[0,0]"},
-		{"PlaceTurnRewards turn_end entry", func() error { return gae.PlaceTurnRewards(three(), must([]float64{0, 3, 1}), [][]float64{{1}}) }, tensor.ErrMask, "turn_end[0,1]"},
-		{"PlaceTurnRewards dst shape", func() error { return gae.PlaceTurnRewards(tensor.MustNew[float64](3, 1), ends, [][]float64{{1}}) }, tensor.ErrShape, "dst"},
+		{"PlaceTurnRewards rows", func() error { return gae.PlaceTurnRewards(three(), ends, tensor.Batch[float64]{}) }, tensor.ErrShape, "turn_rewards"},
+		{"PlaceTurnRewards count", func() error { return gae.PlaceTurnRewards(three(), must([]float64{0, 1, 1}), must([]float64{1})) }, tensor.ErrShape, "turn_rewards[0]"},
+		{"PlaceTurnRewards dst overlaps", func() error { e := must([]float64{0, 0, 1}); return gae.PlaceTurnRewards(e, e, must([]float64{1})) }, tensor.ErrOverlap, "dst"},
+		{"TurnEnds dst overlaps", func() error { m := must([]float64{0, 1, 1}); return gae.TurnEnds(m, m) }, tensor.ErrOverlap, "dst"},
+		{"PlaceTurnRewards NaN", func() error { return gae.PlaceTurnRewards(three(), ends, must([]float64{math.NaN()})) }, tensor.ErrNonFinite, "turn_rewards[0,0]"},
+		{"PlaceTurnRewards turn_end entry", func() error { return gae.PlaceTurnRewards(three(), must([]float64{0, 3, 1}), must([]float64{1})) }, tensor.ErrMask, "turn_end[0,1]"},
+		{"PlaceTurnRewards dst shape", func() error { return gae.PlaceTurnRewards(tensor.MustNew[float64](3, 1), ends, must([]float64{1})) }, tensor.ErrShape, "dst"},
 		{"AddKLPenalty beta", func() error { return gae.AddKLPenalty(three(), three(), mask, -1) }, tensor.ErrRange, "beta"},
 		{"AddKLPenalty beta NaN", func() error { return gae.AddKLPenalty(three(), three(), mask, math.NaN()) }, tensor.ErrRange, "beta"},
 		{"AddKLPenalty kl NaN", func() error { return gae.AddKLPenalty(three(), must([]float64{0, 0, math.NaN()}), mask, 0.1) }, tensor.ErrNonFinite, "kl[0,2]"},

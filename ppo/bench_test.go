@@ -6,16 +6,17 @@ import (
 	"github.com/rlpost/rlpost/internal/bench"
 	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // benchLoss times fn over the `rlpost bench` batch of shape [b, t] and
 // reports ns per position.
-func benchLoss(bm *testing.B, b, t int, fn func(d *benchdata.Batch, grad []float32) error) {
+func benchLoss(bm *testing.B, b, t int, fn func(d *benchdata.Batch, grad tensor.Batch[float32]) error) {
 	d, err := benchdata.New(b, t)
 	if err != nil {
 		bm.Fatal(err)
 	}
-	grad := make([]float32, d.Shape.Size())
+	grad := tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	bm.ReportAllocs()
 	for bm.Loop() {
 		if err := fn(d, grad); err != nil {
@@ -29,7 +30,7 @@ func benchLoss(bm *testing.B, b, t int, fn func(d *benchdata.Batch, grad []float
 // clip 0.2/0.28, dual clip 3, k3 KL with β = 0.001, 64 × 4096 tokens.
 func BenchmarkPolicyLoss(b *testing.B) {
 	cfg := bench.PolicyLossConfig()
-	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad tensor.Batch[float32]) error {
 		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
 		_, err := ppo.PolicyLoss(grad, in, cfg)
 		return err
@@ -46,7 +47,7 @@ func BenchmarkPolicyLossGo(b *testing.B) {
 func BenchmarkPolicyLossGSPO(b *testing.B) {
 	cfg := bench.PolicyLossConfig()
 	cfg.RatioLevel = ppo.SequenceRatio
-	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad tensor.Batch[float32]) error {
 		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
 		_, err := ppo.PolicyLoss(grad, in, cfg)
 		return err
@@ -56,7 +57,7 @@ func BenchmarkPolicyLossGSPO(b *testing.B) {
 // BenchmarkValueLoss is the clipped critic loss on the same batch.
 func BenchmarkValueLoss(b *testing.B) {
 	cfg := ppo.DefaultValueConfig()
-	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad []float32) error {
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad tensor.Batch[float32]) error {
 		in := ppo.ValueInputs[float32]{Values: d.Values, OldValues: d.Rewards, Returns: d.Logp, Mask: d.Mask}
 		_, err := ppo.ValueLoss(grad, in, cfg)
 		return err

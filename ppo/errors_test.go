@@ -46,7 +46,7 @@ func TestPolicyLossRejectsBadInput(t *testing.T) {
 		{"ref shape", func() ppo.Inputs[float64] { in := base(); in.RefLogp = tensor.MustNew[float64](2, 9); return in }, nil, 0, tensor.ErrShape, "ref_logp"},
 		{"empty batch", func() ppo.Inputs[float64] { return ppo.Inputs[float64]{Logp: tensor.MustNew[float64](0, 5)} }, nil, 0, tensor.ErrEmpty, "logp"},
 		{"grad length", base, nil, 5, tensor.ErrShape, "grad"},
-		{"KL without ref", func() ppo.Inputs[float64] { in := base(); in.RefLogp = tensor.Batch[float64]{}; return in }, nil, 0, tensor.ErrEmpty, "ref_logp"},
+		{"KL without ref", func() ppo.Inputs[float64] { in := base(); in.RefLogp = tensor.Batch[float64]{}; return in }, nil, 0, tensor.ErrShape, "ref_logp"},
 		{"ClipLow 1.2", base, func(c *ppo.Config) { c.ClipLow = 1.2 }, 0, tensor.ErrRange, "Config.ClipLow"},
 		{"ClipHigh NaN", base, func(c *ppo.Config) { c.ClipHigh = nan }, 0, tensor.ErrRange, "Config.ClipHigh"},
 		{"DualClip 0.5", base, func(c *ppo.Config) { c.DualClip = 0.5 }, 0, tensor.ErrRange, "Config.DualClip"},
@@ -73,13 +73,13 @@ func TestPolicyLossRejectsBadInput(t *testing.T) {
 				}
 				var err error
 				if prec == "float64" {
-					_, err = ppo.PolicyLoss(make([]float64, n), in, conf)
+					_, err = ppo.PolicyLoss(like(make([]float64, n), in.Logp), in, conf)
 				} else {
 					in32 := to32(in)
 					if in.Logp.Data != nil && len(in.Logp.Data) != in.Logp.B*in.Logp.T {
 						in32.Logp.Data = in32.Logp.Data[:len(in.Logp.Data)]
 					}
-					_, err = ppo.PolicyLoss(make([]float32, n), in32, conf)
+					_, err = ppo.PolicyLoss(like(make([]float32, n), in32.Logp), in32, conf)
 				}
 				if err == nil {
 					t.Fatal("no error")
@@ -115,14 +115,14 @@ func TestValueLossRejectsBadInput(t *testing.T) {
 		{"Inf return", func() ppo.ValueInputs[float64] { in := mk(); in.Returns.Data[2] = math.Inf(-1); return in }, ppo.DefaultValueConfig(), tensor.ErrNonFinite, "returns[0,2]"},
 		{"NaN old value", func() ppo.ValueInputs[float64] { in := mk(); in.OldValues.Data[0] = math.NaN(); return in }, ppo.DefaultValueConfig(), tensor.ErrNonFinite, "old_values[0,0]"},
 		{"mask 2", func() ppo.ValueInputs[float64] { in := mk(); in.Mask.Data[5] = 2; return in }, ppo.DefaultValueConfig(), tensor.ErrMask, "mask[1,2]"},
-		{"missing old values", func() ppo.ValueInputs[float64] { in := mk(); in.OldValues = tensor.Batch[float64]{}; return in }, ppo.DefaultValueConfig(), tensor.ErrEmpty, "old_values"},
+		{"missing old values", func() ppo.ValueInputs[float64] { in := mk(); in.OldValues = tensor.Batch[float64]{}; return in }, ppo.DefaultValueConfig(), tensor.ErrShape, "old_values"},
 		{"returns shape", func() ppo.ValueInputs[float64] { in := mk(); in.Returns = tensor.MustNew[float64](3, 2); return in }, ppo.DefaultValueConfig(), tensor.ErrShape, "returns"},
 		{"negative clip", mk, ppo.ValueConfig{Clip: -1}, tensor.ErrRange, "ValueConfig.Clip"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.in()
-			_, err := ppo.ValueLoss(make([]float64, 6), in, c.cfg)
+			_, err := ppo.ValueLoss(like(make([]float64, 6), in.Values), in, c.cfg)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -143,8 +143,8 @@ func TestPaddingIsNeverRead(t *testing.T) {
 	cfg := ppo.DefaultConfig()
 	cfg.KLCoef = 0.1
 	g1, g2 := make([]float64, clean.Logp.Size()), make([]float64, clean.Logp.Size())
-	r1, err1 := ppo.PolicyLoss(g1, clean, cfg)
-	r2, err2 := ppo.PolicyLoss(g2, dirty, cfg)
+	r1, err1 := ppo.PolicyLoss(like(g1, clean.Logp), clean, cfg)
+	r2, err2 := ppo.PolicyLoss(like(g2, dirty.Logp), dirty, cfg)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -169,19 +169,19 @@ func TestLossesAllocateNothing(t *testing.T) {
 		vin := ppo.ValueInputs[float32]{Values: in.Logp, OldValues: in.OldLogp, Returns: in.ProxLogp, Mask: in.Mask}
 		for name, f := range map[string]func(){
 			"PolicyLoss": func() {
-				if _, err := ppo.PolicyLoss(grad, in, cfg); err != nil {
+				if _, err := ppo.PolicyLoss(like(grad, in.Logp), in, cfg); err != nil {
 					t.Fatal(err)
 				}
 			},
 			"PolicyLoss/GSPO": func() {
 				c := cfg
 				c.RatioLevel = ppo.SequenceRatio
-				if _, err := ppo.PolicyLoss(grad, in, c); err != nil {
+				if _, err := ppo.PolicyLoss(like(grad, in.Logp), in, c); err != nil {
 					t.Fatal(err)
 				}
 			},
 			"ValueLoss": func() {
-				if _, err := ppo.ValueLoss(grad, vin, ppo.DefaultValueConfig()); err != nil {
+				if _, err := ppo.ValueLoss(like(grad, vin.Values), vin, ppo.DefaultValueConfig()); err != nil {
 					t.Fatal(err)
 				}
 			},

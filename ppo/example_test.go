@@ -25,14 +25,14 @@ func ExamplePolicyLoss() {
 
 	cfg := ppo.DefaultConfig()
 	cfg.ClipHigh, cfg.DualClip = 0.28, 3 // DAPO's clip-higher, verl's dual clip
-	grad := make([]float64, 4)
+	grad := tensor.MustNew[float64](1, 4)
 	res, err := ppo.PolicyLoss(grad, ppo.Inputs[float64]{Logp: logp, OldLogp: old, Advantages: adv, Mask: mask}, cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Printf("loss %.4f\n", res.Loss)
-	fmt.Printf("grad %.4f\n", grad)
+	fmt.Printf("grad %.4f\n", grad.Data)
 	fmt.Printf("clipped high %.2f, low %.2f, dual %.2f, mean ratio %.2f\n",
 		res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac, res.MeanRatio)
 	// Output:
@@ -51,7 +51,7 @@ func ExampleReduction_tokenCount() {
 	in := ppo.Inputs[float64]{Logp: logp, OldLogp: old, Advantages: adv, Mask: mask}
 	cfg := ppo.DefaultConfig()
 
-	whole, _ := ppo.PolicyLoss(make([]float64, 6), in, cfg)
+	whole, _ := ppo.PolicyLoss(tensor.MustNew[float64](3, 2), in, cfg)
 
 	cfg.TokenCount = float64(whole.Tokens) // 5 valid tokens in the whole batch
 	rows := func(x tensor.Batch[float64], lo, hi int) tensor.Batch[float64] {
@@ -59,7 +59,7 @@ func ExampleReduction_tokenCount() {
 	}
 	part := func(lo, hi int) float64 {
 		sub := ppo.Inputs[float64]{Logp: rows(logp, lo, hi), OldLogp: rows(old, lo, hi), Advantages: rows(adv, lo, hi), Mask: rows(mask, lo, hi)}
-		res, _ := ppo.PolicyLoss(make([]float64, 2*(hi-lo)), sub, cfg)
+		res, _ := ppo.PolicyLoss(tensor.MustNew[float64](hi-lo, 2), sub, cfg)
 		return res.Loss
 	}
 	fmt.Printf("whole batch %.6f, micro-batches %.6f\n", whole.Loss, part(0, 2)+part(2, 3))
@@ -75,13 +75,13 @@ func ExampleValueLoss() {
 	old, _ := tensor.FromSlice([]float64{1.0, 0.5}, 1, 2)
 	ret, _ := tensor.FromSlice([]float64{3.0, 1.0}, 1, 2)
 	mask, _ := tensor.FromSlice([]float64{1, 1}, 1, 2)
-	grad := make([]float64, 2)
+	grad := tensor.MustNew[float64](1, 2)
 	res, err := ppo.ValueLoss(grad, ppo.ValueInputs[float64]{Values: v, OldValues: old, Returns: ret, Mask: mask}, ppo.DefaultValueConfig())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("loss %.4f grad %.4f clipped %.2f\n", res.Loss, grad, res.ClipFrac)
+	fmt.Printf("loss %.4f grad %.4f clipped %.2f\n", res.Loss, grad.Data, res.ClipFrac)
 	// Output:
 	// loss 0.6525 grad [0.0000 -0.3000] clipped 0.50
 }

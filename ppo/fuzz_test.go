@@ -92,7 +92,7 @@ func FuzzPolicyLoss(f *testing.F) {
 			in.OldLogp = r.batch(b-1, T, false)
 		}
 		grad := make([]float32, b*T)
-		res, err := ppo.PolicyLoss(grad, in, cfg)
+		res, err := ppo.PolicyLoss(like(grad, in.Logp), in, cfg)
 		if err != nil {
 			return
 		}
@@ -117,7 +117,7 @@ func FuzzValueLoss(f *testing.F) {
 		in := ppo.ValueInputs[float32]{Values: r.batch(b, T, false), OldValues: r.batch(b, T, false),
 			Returns: r.batch(b, T, false), Mask: r.batch(b, T, true)}
 		grad := make([]float32, b*T)
-		res, err := ppo.ValueLoss(grad, in, cfg)
+		res, err := ppo.ValueLoss(like(grad, in.Values), in, cfg)
 		if err != nil {
 			return
 		}

@@ -28,7 +28,7 @@ func TestPolicyLossGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
-			res, err := ppo.PolicyLoss(grad.Data, in, cfg)
+			res, err := ppo.PolicyLoss(grad, in, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestPolicyLossGolden(t *testing.T) {
 
 			in32 := to32(in)
 			grad32 := tensor.MustNew[float32](in.Logp.B, in.Logp.T)
-			res32, err := ppo.PolicyLoss(grad32.Data, in32, cfg)
+			res32, err := ppo.PolicyLoss(grad32, in32, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestValueLossGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			grad := tensor.MustNew[float64](in.Values.B, in.Values.T)
-			res, err := ppo.ValueLoss(grad.Data, in, cfg)
+			res, err := ppo.ValueLoss(grad, in, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

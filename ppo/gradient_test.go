@@ -58,7 +58,7 @@ func gradCases() []struct {
 func lossAt(t *testing.T, in ppo.Inputs[float64], cfg ppo.Config) float64 {
 	t.Helper()
 	grad := make([]float64, in.Logp.Size())
-	res, err := ppo.PolicyLoss(grad, in, cfg)
+	res, err := ppo.PolicyLoss(like(grad, in.Logp), in, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestPolicyGradientMatchesFiniteDifferences(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := randomInputs(c.spec)
 			grad := make([]float64, in.Logp.Size())
-			res, err := ppo.PolicyLoss(grad, in, c.cfg)
+			res, err := ppo.PolicyLoss(like(grad, in.Logp), in, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,14 +130,14 @@ func TestValueGradientMatchesFiniteDifferences(t *testing.T) {
 					x := in
 					x.Values = tensor.Batch[float64]{Shape: in.Values.Shape, Data: v}
 					g := make([]float64, len(v))
-					res, err := ppo.ValueLoss(g, x, cfg)
+					res, err := ppo.ValueLoss(like(g, x.Values), x, cfg)
 					if err != nil {
 						t.Fatal(err)
 					}
 					return res.Loss
 				}
 				grad := make([]float64, in.Values.Size())
-				if _, err := ppo.ValueLoss(grad, in, cfg); err != nil {
+				if _, err := ppo.ValueLoss(like(grad, in.Values), in, cfg); err != nil {
 					t.Fatal(err)
 				}
 				for k := range grad {
@@ -167,7 +167,7 @@ func TestMicroBatchesAddUp(t *testing.T) {
 				cfg := ppo.DefaultConfig()
 				cfg.Mode, cfg.RatioLevel, cfg.KLCoef, cfg.DualClip = mode, level, 0.02, 2
 				whole := make([]float64, in.Logp.Size())
-				res, err := ppo.PolicyLoss(whole, in, cfg)
+				res, err := ppo.PolicyLoss(like(whole, in.Logp), in, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -176,7 +176,8 @@ func TestMicroBatchesAddUp(t *testing.T) {
 				parts := make([]float64, in.Logp.Size())
 				for i := 0; i+1 < len(cuts); i++ {
 					lo, hi := cuts[i], cuts[i+1]
-					mr, err := ppo.PolicyLoss(parts[lo*in.Logp.T:hi*in.Logp.T], sliceInputs(in, lo, hi), cfg)
+					sub := sliceInputs(in, lo, hi)
+					mr, err := ppo.PolicyLoss(like(parts[lo*in.Logp.T:hi*in.Logp.T], sub.Logp), sub, cfg)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -113,3 +113,9 @@ func clone(in ppo.Inputs[float64]) ppo.Inputs[float64] {
 func relClose(a, b, rel, abs float64) bool {
 	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))+abs
 }
+
+// like wraps a flat gradient slice as a batch of x's shape, for tests that
+// index the gradient by its flat position.
+func like[F tensor.Float](g []F, x tensor.Batch[F]) tensor.Batch[F] {
+	return tensor.Batch[F]{Shape: x.Shape, Data: g}
+}

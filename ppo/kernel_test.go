@@ -25,7 +25,7 @@ func TestAssemblyMatchesGo(t *testing.T) {
 				spec.b, spec.t, spec.garbageInPadding = shape[0], shape[1], true
 				in64 := randomInputs(spec)
 				want := make([]float64, in64.Logp.Size())
-				ref, err := ppo.PolicyLoss(want, in64, c.cfg)
+				ref, err := ppo.PolicyLoss(like(want, in64.Logp), in64, c.cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -33,7 +33,7 @@ func TestAssemblyMatchesGo(t *testing.T) {
 				run := func(avx bool) (ppo.Result, []float32) {
 					defer ppo.SetAVX2(ppo.SetAVX2(avx))
 					g := make([]float32, in.Logp.Size())
-					res, err := ppo.PolicyLoss(g, in, c.cfg)
+					res, err := ppo.PolicyLoss(like(g, in.Logp), in, c.cfg)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -83,7 +83,7 @@ func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
 	for i, procs := range []int{1, 2, 4, 1, 2} {
 		runtime.GOMAXPROCS(procs)
 		g := make([]float32, in.Logp.Size())
-		res, err := ppo.PolicyLoss(g, in, cfg)
+		res, err := ppo.PolicyLoss(like(g, in.Logp), in, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

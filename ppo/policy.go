@@ -72,19 +72,20 @@ type Result struct {
 }
 
 // PolicyLoss computes the clipped-surrogate policy loss of docs/spec.md#policy-losses and writes
-// dLoss/dlogp into grad (length B·T, 0 at mask-0 positions). It allocates
-// nothing in steady state and splits rows across the CPUs. On error the
-// contents of grad are unspecified.
-func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, error) {
+// dLoss/dlogp into grad, a batch of Logp's shape [B, T] (0 at mask-0
+// positions). grad must not share memory with any input (ErrOverlap). It
+// allocates nothing in steady state and splits rows across the CPUs. On
+// error the contents of grad are unspecified.
+func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
-	if err := in.validate(cfg, len(grad)); err != nil {
+	if err := in.validate(cfg, grad); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
 	j := parallel.Get[policyJob[F]](jobs)
 	defer putJob(j)
-	j.setup(grad, in, cfg)
+	j.setup(grad.Data, in, cfg)
 
 	j.phase = phaseLengths
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
@@ -107,7 +108,7 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 // compare the kernel with the Go loop.
 var useAVX2 = kernel.HasAVX2
 
-func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
+func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 	if err := in.Logp.Check("logp"); err != nil {
 		return err
 	}
@@ -135,10 +136,19 @@ func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
 		}
 	}
 	if cfg.KLCoef != 0 && in.RefLogp.IsZero() {
-		return tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef)
+		return tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef)
 	}
-	if gradLen != shape.Size() {
-		return tensor.Errorf(tensor.ErrShape, "grad", nil, "length %d, want B·T = %d", gradLen, shape.Size())
+	if err := tensor.CheckShape("grad", grad, shape); err != nil {
+		return err
+	}
+	for _, x := range [...]struct {
+		name string
+		b    tensor.Batch[F]
+	}{{"logp", in.Logp}, {"old_logp", in.OldLogp}, {"advantages", in.Advantages}, {"mask", in.Mask},
+		{"prox_logp", in.ProxLogp}, {"ref_logp", in.RefLogp}, {"token_weights", in.TokenWeights}} {
+		if err := tensor.CheckDisjoint("grad", grad.Data, x.name, x.b.Data); err != nil {
+			return err
+		}
 	}
 	return nil
 }

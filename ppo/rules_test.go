@@ -30,7 +30,7 @@ func TestRules(t *testing.T) {
 			run64 := func(level ppo.RatioLevel) func() (ppo.Result, float64, error) {
 				return func() (ppo.Result, float64, error) {
 					g := make([]float64, n)
-					res, err := ppo.PolicyLoss(g, in64, rulecases.Config(c, level))
+					res, err := ppo.PolicyLoss(like(g, in64.Logp), in64, rulecases.Config(c, level))
 					return res, g[0], err
 				}
 			}
@@ -38,7 +38,7 @@ func TestRules(t *testing.T) {
 				return func() (ppo.Result, float64, error) {
 					defer ppo.SetAVX2(ppo.SetAVX2(avx))
 					g := make([]float32, n)
-					res, err := ppo.PolicyLoss(g, in32, rulecases.Config(c, level))
+					res, err := ppo.PolicyLoss(like(g, in32.Logp), in32, rulecases.Config(c, level))
 					return res, float64(g[0]), err
 				}
 			}

@@ -55,9 +55,11 @@ type ValueResult struct {
 }
 
 // ValueLoss computes the clipped critic loss of docs/spec.md#policy-losses and writes
-// dLoss/dvalues into grad (length B·T, 0 at mask-0 positions): (v − R)
-// times the aggregation weight, or 0 where the clipped branch strictly wins.
-func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (ValueResult, error) {
+// dLoss/dvalues into grad, a batch of Values' shape [B, T] (0 at mask-0
+// positions): (v − R) times the aggregation weight, or 0 where the clipped
+// branch strictly wins. grad must not share memory with any input
+// (ErrOverlap).
+func ValueLoss[F tensor.Float](grad tensor.Batch[F], in ValueInputs[F], cfg ValueConfig) (ValueResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
@@ -79,19 +81,24 @@ func ValueLoss[F tensor.Float](grad []F, in ValueInputs[F], cfg ValueConfig) (Va
 	clip := cfg.Clip
 	if clip > 0 || !in.OldValues.IsZero() {
 		if in.OldValues.IsZero() {
-			return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrEmpty, "old_values", nil, "required when ValueConfig.Clip = %v", clip))
+			return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrShape, "old_values", nil, "missing, required when ValueConfig.Clip = %v", clip))
 		}
 		if err := tensor.CheckShape("old_values", in.OldValues, shape); err != nil {
 			return ValueResult{}, fmt.Errorf("ppo: %w", err)
 		}
 	}
-	if len(grad) != shape.Size() {
-		return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrShape, "grad", nil, "length %d, want B·T = %d", len(grad), shape.Size()))
+	if err := tensor.CheckShape("grad", grad, shape); err != nil {
+		return ValueResult{}, fmt.Errorf("ppo: %w", err)
+	}
+	for _, x := range [...]named[F]{{"values", in.Values}, {"old_values", in.OldValues}, {"returns", in.Returns}, {"mask", in.Mask}} {
+		if err := tensor.CheckDisjoint("grad", grad.Data, x.name, x.x.Data); err != nil {
+			return ValueResult{}, fmt.Errorf("ppo: %w", err)
+		}
 	}
 
 	j := parallel.Get[policyJob[F]](jobs)
 	defer putJob(j)
-	j.setup(grad, Inputs[F]{Logp: in.Values, Mask: in.Mask}, Config{})
+	j.setup(grad.Data, Inputs[F]{Logp: in.Values, Mask: in.Mask}, Config{})
 	j.value, j.valueClip = in, clip
 	j.phase = phaseLengths
 	parallel.Rows(j, shape.B, shape.T)

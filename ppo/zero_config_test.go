@@ -24,7 +24,7 @@ func TestZeroConfigRejected(t *testing.T) {
 	one := tensor.MustNew[float64](1, 1)
 	one.Data[0] = 1
 	in := ppo.Inputs[float64]{Logp: one, OldLogp: one, Advantages: one, Mask: one}
-	_, err = ppo.PolicyLoss(make([]float64, 1), in, ppo.Config{})
+	_, err = ppo.PolicyLoss(like(make([]float64, 1), in.Logp), in, ppo.Config{})
 	assert.True(t, errors.Is(err, tensor.ErrRange), "PolicyLoss with the zero Config: %v", err)
 
 	assert.NoError(t, ppo.DefaultConfig().Validate())

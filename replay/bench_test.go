@@ -219,7 +219,7 @@ func BenchmarkStep(b *testing.B) {
 	gOn, gOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+		if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -106,7 +106,7 @@ func ExampleObjective_Step() {
 	cfg := replay.DefaultObjectiveConfig()
 	cfg.Loss.KLCoef = 0 // no reference model in this example
 	obj, _ := replay.NewObjective[float64](cfg)
-	gradOn, gradOff := make([]float64, 12), make([]float64, 6)
+	gradOn, gradOff := tensor.MustNew[float64](4, 3), tensor.MustNew[float64](2, 3)
 	res, err := obj.Step(gradOn, gradOff, on, off)
 	if err != nil {
 		fmt.Println(err)
@@ -115,8 +115,8 @@ func ExampleObjective_Step() {
 	fmt.Printf("vanishing groups %d, rescued %d\n", res.Vanishing, res.Rescued)
 	fmt.Printf("off-policy advantages %.3f\n", obj.OffAdvantages())
 	fmt.Printf("loss %.4f = %.4f + α·%.4f\n", res.Loss, res.On.Loss, res.Off.Loss)
-	fmt.Printf("on-policy gradient all zero: %v\n", gradOn[0] == 0 && gradOn[5] == 0)
-	fmt.Printf("off-policy gradient %.4f\n", gradOff)
+	fmt.Printf("on-policy gradient all zero: %v\n", gradOn.Data[0] == 0 && gradOn.Data[5] == 0)
+	fmt.Printf("off-policy gradient %.4f\n", gradOff.Data)
 	// Output:
 	// vanishing groups 1, rescued 1
 	// off-policy advantages [1.131 -0.283]

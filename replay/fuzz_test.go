@@ -301,7 +301,7 @@ func FuzzStep(f *testing.F) {
 			return
 		}
 		gOn, gOff := make([]float32, on.Logp.Size()), make([]float32, off.Logp.Size())
-		res, err := o.Step(gOn, gOff, on, off)
+		res, err := o.Step(like(gOn, on.Logp), like(gOff, off.Logp), on, off)
 		if err != nil {
 			return
 		}

@@ -231,20 +231,25 @@ func (o *Objective[F]) OffKL() []float64 { return o.kl }
 // (Eq. 11). Both advantages are shaped by TAS, and each part is aggregated
 // over its own tokens by ppo.PolicyLoss under the same configuration, as
 // Eq. 3 adds two objectives. gradOn receives dL/dlogp of the on-policy
-// tokens ([B_on·T_on]) and gradOff dL/dlogp of the replayed ones, α
-// included ([B_off·T_off]); they may be two parts of one slice. Either part
-// may be empty (B = 0), not both. On error the gradients are unspecified.
+// tokens (a [B_on, T_on] batch) and gradOff dL/dlogp of the replayed ones,
+// α included ([B_off, T_off]); they may be two parts of one slice but must
+// not overlap each other or an input (ErrOverlap). Either part may be empty
+// (B = 0, a zero Batch for its gradient), not both. On error the gradients
+// are unspecified.
 //
 // Step takes a whole step: Eq. 1 needs whole groups and Eq. 11 the whole
 // replayed batch. A trainer that splits a step into micro-batches computes
 // the advantages once (grpo.Advantages, Advantages, tas.ApplySequence) and
 // calls ppo.PolicyLoss per micro-batch with the step's token count
 // (ppo.Reduction.TokenCount), scaling the replayed rows' gradient by α.
-func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F]) (StepResult, error) {
+func (o *Objective[F]) Step(gradOn, gradOff tensor.Batch[F], on OnPolicy[F], off OffPolicy[F]) (StepResult, error) {
 	var res StepResult
 	o.advOn, o.advOff, o.kl = o.advOn[:0], o.advOff[:0], o.kl[:0]
 	if on.Logp.B == 0 && off.Logp.B == 0 {
 		return res, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "on.logp, off.logp", nil, "neither part has a sequence"))
+	}
+	if err := tensor.CheckDisjoint("grad_on", gradOn.Data, "grad_off", gradOff.Data); err != nil {
+		return res, fmt.Errorf("replay: %w", err)
 	}
 	nonzero := false
 	if on.Logp.B > 0 {
@@ -256,9 +261,9 @@ func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F
 		if len(on.Prompts) != 0 && len(on.Prompts) != on.Logp.B {
 			return StepResult{}, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrShape, "on.prompts", nil, "length %d, want one per row, B = %d", len(on.Prompts), on.Logp.B))
 		}
-	} else if len(gradOn) != 0 || len(on.Rewards) != 0 {
+	} else if len(gradOn.Data) != 0 || len(on.Rewards) != 0 {
 		return res, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrShape, "on", nil,
-			"%d gradients and %d rewards for an empty on-policy part", len(gradOn), len(on.Rewards)))
+			"%d gradients and %d rewards for an empty on-policy part", len(gradOn.Data), len(on.Rewards)))
 	}
 	if off.Logp.B > 0 {
 		r, st, nz, err := o.offPolicy(gradOff, off)
@@ -266,9 +271,9 @@ func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F
 			return StepResult{}, fmt.Errorf("replay: off-policy part: %w", err)
 		}
 		res.Off, res.OffAdvantages, nonzero = r, st, nz
-	} else if len(gradOff) != 0 || len(off.Samples) != 0 {
+	} else if len(gradOff.Data) != 0 || len(off.Samples) != 0 {
 		return res, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrShape, "off", nil,
-			"%d gradients and %d samples for an empty off-policy part", len(gradOff), len(off.Samples)))
+			"%d gradients and %d samples for an empty off-policy part", len(gradOff.Data), len(off.Samples)))
 	}
 	res.Loss = res.On.Loss + o.cfg.Alpha*res.Off.Loss
 	if nonzero && len(on.Prompts) > 0 {
@@ -281,7 +286,7 @@ func (o *Objective[F]) Step(gradOn, gradOff []F, on OnPolicy[F], off OffPolicy[F
 	return res, nil
 }
 
-func (o *Objective[F]) onPolicy(grad []F, on OnPolicy[F]) (ppo.Result, grpo.Stats, error) {
+func (o *Objective[F]) onPolicy(grad tensor.Batch[F], on OnPolicy[F]) (ppo.Result, grpo.Stats, error) {
 	if err := on.Logp.Check("logp"); err != nil {
 		return ppo.Result{}, grpo.Stats{}, err
 	}
@@ -309,7 +314,7 @@ func (o *Objective[F]) onPolicy(grad []F, on OnPolicy[F]) (ppo.Result, grpo.Stat
 	return r, st, err
 }
 
-func (o *Objective[F]) offPolicy(grad []F, off OffPolicy[F]) (ppo.Result, AdvantageStats, bool, error) {
+func (o *Objective[F]) offPolicy(grad tensor.Batch[F], off OffPolicy[F]) (ppo.Result, AdvantageStats, bool, error) {
 	var st AdvantageStats
 	if err := off.Logp.Check("logp"); err != nil {
 		return ppo.Result{}, st, false, err
@@ -381,10 +386,10 @@ func (o *Objective[F]) offPolicy(grad []F, off OffPolicy[F]) (ppo.Result, Advant
 		return r, st, false, err
 	}
 	if alpha := o.cfg.Alpha; alpha != 1 {
-		for i, g := range grad {
-			grad[i] = F(float64(g) * alpha)
-			if !tensor.IsFinite(grad[i]) {
-				return r, st, false, tensor.Errorf(tensor.ErrRange, "grad", tensor.At(i/T, i%T), "α·%v overflows %T", float64(g), grad[i])
+		for i, g := range grad.Data {
+			grad.Data[i] = F(float64(g) * alpha)
+			if !tensor.IsFinite(grad.Data[i]) {
+				return r, st, false, tensor.Errorf(tensor.ErrRange, "grad", tensor.At(i/T, i%T), "α·%v overflows %T", float64(g), grad.Data[i])
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func TestStepComposesPackages(t *testing.T) {
 	cfg.Loss, cfg.Alpha, cfg.OffPolicyKL = grpo.GRPOLoss(), 0.5, true
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
-	res, err := o.Step(gradOn, gradOff, s.on, s.off)
+	res, err := o.Step(like(gradOn, s.on.Logp), like(gradOff, s.off.Logp), s.on, s.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestStepComposesPackages(t *testing.T) {
 	tok := tensor.MustNew[float32](s.on.Logp.B, s.on.Logp.T)
 	tas.ApplySequence(tok, adv, s.on.Mask, cfg.TAS)
 	wantOn := make([]float32, len(gradOn))
-	rOn, err := ppo.PolicyLoss(wantOn, ppo.Inputs[float32]{Logp: s.on.Logp, OldLogp: s.on.OldLogp, Advantages: tok, Mask: s.on.Mask, RefLogp: s.on.RefLogp}, cfg.Loss)
+	rOn, err := ppo.PolicyLoss(like(wantOn, s.on.Logp), ppo.Inputs[float32]{Logp: s.on.Logp, OldLogp: s.on.OldLogp, Advantages: tok, Mask: s.on.Mask, RefLogp: s.on.RefLogp}, cfg.Loss)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestStepComposesPackages(t *testing.T) {
 	tokOff := tensor.MustNew[float32](n, s.off.Logp.T)
 	tas.ApplySequence(tokOff, advOff, s.off.Mask, cfg.TAS)
 	wantOff := make([]float32, len(gradOff))
-	rOff, err := ppo.PolicyLoss(wantOff, ppo.Inputs[float32]{Logp: s.off.Logp, OldLogp: old, Advantages: tokOff, Mask: s.off.Mask, RefLogp: s.off.RefLogp}, cfg.Loss)
+	rOff, err := ppo.PolicyLoss(like(wantOff, s.off.Logp), ppo.Inputs[float32]{Logp: s.off.Logp, OldLogp: old, Advantages: tokOff, Mask: s.off.Mask, RefLogp: s.off.RefLogp}, cfg.Loss)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +186,11 @@ func TestStepGradientMatchesFiniteDifferences(t *testing.T) {
 			s := randomStep[float64](7, 2, 3, 3, 9, c.ref)
 			o := objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss, cfg.Alpha = c.loss, 0.7 })
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
-			if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+			if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
 				t.Fatal(err)
 			}
 			loss := func() float64 {
-				r, err := o.Step(make([]float64, len(gOn)), make([]float64, len(gOff)), s.on, s.off)
+				r, err := o.Step(like(make([]float64, len(gOn)), s.on.Logp), like(make([]float64, len(gOff)), s.off.Logp), s.on, s.off)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,7 +251,7 @@ func TestStepRescue(t *testing.T) {
 				s.off.Samples[i].Prompt = c.prompts[i]
 			}
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
-			res, err := o.Step(gOn, gOff, s.on, s.off)
+			res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func TestStepUsesStoredBehaviour(t *testing.T) {
 	}
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
-	res, err := o.Step(gOn, gOff, s.on, s.off)
+	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestStepUsesStoredBehaviour(t *testing.T) {
 	for i := range s.off.Logp.Data {
 		s.off.Logp.Data[i] += x
 	}
-	if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
 		t.Fatal(err)
 	}
 	want := math.Exp(x)*x - math.Exp(x) + 1
@@ -320,15 +320,15 @@ func TestStepUsesStoredBehaviour(t *testing.T) {
 func TestStepOneSided(t *testing.T) {
 	s := randomStep[float64](9, 1, 4, 4, 8, false)
 	o := objective[float64](t, nil)
-	onOnly, err := o.Step(make([]float64, s.on.Logp.Size()), nil, s.on, replay.OffPolicy[float64]{})
+	onOnly, err := o.Step(like(make([]float64, s.on.Logp.Size()), s.on.Logp), tensor.Batch[float64]{}, s.on, replay.OffPolicy[float64]{})
 	if err != nil || onOnly.Off.Tokens != 0 || onOnly.Loss != onOnly.On.Loss || len(o.OffAdvantages()) != 0 {
 		t.Fatalf("on-policy only: %+v, %v", onOnly, err)
 	}
-	offOnly, err := o.Step(nil, make([]float64, s.off.Logp.Size()), replay.OnPolicy[float64]{}, s.off)
+	offOnly, err := o.Step(tensor.Batch[float64]{}, like(make([]float64, s.off.Logp.Size()), s.off.Logp), replay.OnPolicy[float64]{}, s.off)
 	if err != nil || offOnly.On.Tokens != 0 || offOnly.Loss != 0.6*offOnly.Off.Loss || len(o.OnAdvantages()) != 0 {
 		t.Fatalf("off-policy only: %+v, %v", offOnly, err)
 	}
-	if _, err := o.Step(nil, nil, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{}); !errors.Is(err, tensor.ErrEmpty) {
+	if _, err := o.Step(tensor.Batch[float64]{}, tensor.Batch[float64]{}, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{}); !errors.Is(err, tensor.ErrEmpty) {
 		t.Errorf("empty step: %v", err)
 	}
 }
@@ -350,7 +350,7 @@ func TestStepErrors(t *testing.T) {
 		{"NaN baseline", func(s *step[float64], _, _ *[]float64) { s.off.Samples[2].Baseline = math.NaN() }, tensor.ErrNonFinite, "baselines[2]"},
 		{"Inf behaviour", func(s *step[float64], _, _ *[]float64) { s.off.Samples[0].Logp[0] = float32(math.Inf(1)) }, tensor.ErrNonFinite, "old_logp"},
 		{"gradients for an empty part", func(s *step[float64], g, _ *[]float64) { s.on = replay.OnPolicy[float64]{} }, tensor.ErrShape, "on"},
-		{"KL without reference", func(s *step[float64], _, _ *[]float64) {}, tensor.ErrEmpty, "ref_logp"},
+		{"KL without reference", func(s *step[float64], _, _ *[]float64) {}, tensor.ErrShape, "ref_logp"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := randomStep[float64](4, 2, 2, 3, 7, false)
@@ -360,7 +360,7 @@ func TestStepErrors(t *testing.T) {
 			if c.name == "KL without reference" {
 				o = objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss = grpo.GRPOLoss() })
 			}
-			if _, err := o.Step(gOn, gOff, s.on, s.off); !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
+			if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
 				t.Errorf("err = %v, want %v naming %q", err, c.kind, c.arg)
 			}
 		})
@@ -402,7 +402,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	s := randomStep[float64](11, 2, 3, 3, 8, false)
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
-	base, err := o.Step(gOn, gOff, s.on, s.off)
+	base, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	w := s
 	w.on.TokenWeights, w.off.TokenWeights = ones(s.on.Logp, 2), ones(s.off.Logp, 2)
 	g2On, g2Off := make([]float64, len(gOn)), make([]float64, len(gOff))
-	res, err := o.Step(g2On, g2Off, w.on, w.off)
+	res, err := o.Step(like(g2On, w.on.Logp), like(g2Off, w.off.Logp), w.on, w.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	// weights π_θ/π_old; the parts report them.
 	p := s
 	p.on.ProxLogp, p.off.ProxLogp = s.on.Logp, s.off.Logp
-	res, err = o.Step(g2On, g2Off, p.on, p.off)
+	res, err = o.Step(like(g2On, p.on.Logp), like(g2Off, p.off.Logp), p.on, p.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	o := objective[float32](t, nil)
 	gOn, gOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	run := func() {
-		if _, err := o.Step(gOn, gOff, s.on, s.off); err != nil {
+		if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -466,7 +466,7 @@ func TestOffPolicyKL(t *testing.T) {
 	s := randomStep[float64](12, 2, 3, 3, 8, true)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
-	res, err := o.Step(gOn, gOff, s.on, s.off)
+	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,14 +475,19 @@ func TestOffPolicyKL(t *testing.T) {
 	}
 	noRef := s.off
 	noRef.RefLogp = tensor.Batch[float64]{}
-	if _, err := o.Step(gOn, gOff, s.on, noRef); err != nil {
+	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef); err != nil {
 		t.Errorf("default without off-policy reference: %v", err)
 	}
 	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.OffPolicyKL = 0.1, true })
-	if res, err = o.Step(gOn, gOff, s.on, s.off); err != nil || res.Off.KLLoss == 0 {
+	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil || res.Off.KLLoss == 0 {
 		t.Errorf("OffPolicyKL: off KL loss %v, %v", res.Off.KLLoss, err)
 	}
-	if _, err := o.Step(gOn, gOff, s.on, noRef); !errors.Is(err, tensor.ErrEmpty) {
+	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef); !errors.Is(err, tensor.ErrShape) {
 		t.Errorf("OffPolicyKL without reference: %v", err)
 	}
+}
+
+// like wraps a flat gradient slice as a batch of x's shape.
+func like[F tensor.Float](g []F, x tensor.Batch[F]) tensor.Batch[F] {
+	return tensor.Batch[F]{Shape: x.Shape, Data: g}
 }

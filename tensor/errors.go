@@ -20,6 +20,9 @@ var (
 	ErrEmpty = errors.New("empty")
 	// ErrRange: a value outside the domain the algorithm is defined on.
 	ErrRange = errors.New("out of range")
+	// ErrOverlap: an output shares memory with another output or with an
+	// input it must not alias.
+	ErrOverlap = errors.New("overlaps another argument")
 )
 
 // ArgError reports which argument of a call is invalid, where in it, and why.
@@ -30,7 +33,8 @@ type ArgError struct {
 	// Index is the position of the bad element, (row, column) for a batch,
 	// (i) for a vector; nil when the argument is wrong as a whole.
 	Index []int
-	// Kind is one of ErrShape, ErrNonFinite, ErrMask, ErrEmpty, ErrRange.
+	// Kind is one of ErrShape, ErrNonFinite, ErrMask, ErrEmpty, ErrRange,
+	// ErrOverlap.
 	Kind error
 	// Detail says what was found, e.g. "NaN" or "length 7, want 8".
 	Detail string

@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // IsFinite reports whether v is neither NaN nor an infinity.
 func IsFinite[F Float](v F) bool { return v-v == 0 }
@@ -139,4 +142,31 @@ func nonFinite(name string, t, i int, v float64) error {
 
 func maskError(name string, t, i int, v float64) error {
 	return Errorf(ErrMask, name, pos(t, i), "%v", v)
+}
+
+// Overlaps reports whether a and b share at least one element of memory.
+// Empty slices overlap nothing.
+func Overlaps[F Float](a, b []F) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	size := uintptr(unsafe.Sizeof(a[0]))
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
+}
+
+// Same reports whether a and b are the same memory: same first element and
+// same length. An output that may be computed in place accepts Same and
+// rejects any other overlap.
+func Same[F Float](a, b []F) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// CheckDisjoint reports an ErrOverlap *ArgError naming out when out shares
+// memory with other, named otherName.
+func CheckDisjoint[F Float](name string, out []F, otherName string, other []F) error {
+	if Overlaps(out, other) {
+		return Errorf(ErrOverlap, name, nil, "shares memory with %s", otherName)
+	}
+	return nil
 }

@@ -302,7 +302,12 @@ func (a *agent) Collect(r *rollouts, train []*board, rng *rand.Rand) error {
 	if err := gae.TurnEnds(r.TurnEnd, r.Mask); err != nil {
 		return err
 	}
-	if err := gae.PlaceTurnRewards(r.Rewards, r.TurnEnd, r.TurnRewards); err != nil {
+	// One row of turn rewards per episode, padded to the most turns.
+	turnR := tensor.MustNew[float64](r.Mask.B, cfg.MaxTurns)
+	for b, tr := range r.TurnRewards {
+		copy(turnR.Row(b), tr)
+	}
+	if err := gae.PlaceTurnRewards(r.Rewards, r.TurnEnd, turnR); err != nil {
 		return err
 	}
 	// The per-token KL penalty (VAGEN Alg. 1 line 13), with the k1
@@ -328,9 +333,9 @@ func (a *agent) Update(r *rollouts, est estimator) (updateStats, error) {
 	var err error
 	switch est {
 	case tokenGAE:
-		err = gae.Advantages(adv.Data, ret.Data, r.Rewards, r.Values, r.Mask, cfg.Token)
+		err = gae.Advantages(adv, ret, r.Rewards, r.Values, r.Mask, cfg.Token)
 	case biLevelGAE:
-		err = gae.BiLevel(adv.Data, ret.Data, r.Rewards, r.Values, r.Mask, r.TurnEnd, cfg.BiLevel)
+		err = gae.BiLevel(adv, ret, r.Rewards, r.Values, r.Mask, r.TurnEnd, cfg.BiLevel)
 	default:
 		err = fmt.Errorf("agent: unknown estimator %d", est)
 	}
@@ -348,7 +353,7 @@ func (a *agent) Update(r *rollouts, est estimator) (updateStats, error) {
 		a.vPasses = append(a.vPasses, a.Critic.NewPass())
 	}
 	logp, values := tensor.MustNew[float64](shape.B, shape.T), tensor.MustNew[float64](shape.B, shape.T)
-	grad, vgrad := make([]float64, shape.Size()), make([]float64, shape.Size())
+	grad, vgrad := tensor.MustNew[float64](shape.B, shape.T), tensor.MustNew[float64](shape.B, shape.T)
 	var st updateStats
 	for range cfg.Epochs {
 		for j, i := range valid {
@@ -370,8 +375,8 @@ func (a *agent) Update(r *rollouts, est estimator) (updateStats, error) {
 		a.critGrad.Zero()
 		var dv [1]float64
 		for j, i := range valid {
-			a.Policy.BackwardLogp(a.polGrad, a.polPasses[j], r.Tokens[i], grad[i], a.scratch)
-			dv[0] = vgrad[i]
+			a.Policy.BackwardLogp(a.polGrad, a.polPasses[j], r.Tokens[i], grad.Data[i], a.scratch)
+			dv[0] = vgrad.Data[i]
 			a.Critic.Backward(a.critGrad, a.vPasses[j], dv[:])
 		}
 		a.polOpt.Step(a.Policy, a.polGrad)

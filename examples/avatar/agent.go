@@ -108,12 +108,12 @@ func (a *Agent) accumulate(g *policy.Grads, part Part, s *stepBatch, cfg ppo.Con
 	for i, c := range part.Completions {
 		copy(adv.Row(i), part.Advantages[i][:len(c.Tokens)])
 	}
-	grad := make([]float64, n*maxLen)
+	grad := tensor.MustNew[float64](n, maxLen)
 	res, err := ppo.PolicyLoss(grad, ppo.Inputs[float64]{Logp: b.Logp, OldLogp: s.Old, Advantages: adv, Mask: s.Mask, RefLogp: s.Ref}, cfg)
 	if err != nil {
 		return res, err
 	}
-	a.backward(g, b, grad, part.Weight)
+	a.backward(g, b, grad.Data, part.Weight)
 	return res, nil
 }
 

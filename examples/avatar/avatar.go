@@ -6,6 +6,7 @@ import (
 	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tas"
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // avatarMethod is AVATAR (Algorithm 1) or one of its ablations. Each step,
@@ -92,7 +93,7 @@ func (m *avatarMethod) Step(r *runner) (stepStats, error) {
 	var res replay.StepResult
 	a := r.agent
 	g := a.Model.NewGrads()
-	gradOn, gradOff := make([]float64, len(on)*maxLen), make([]float64, len(off)*maxLen)
+	gradOn, gradOff := tensor.MustNew[float64](len(on), maxLen), tensor.MustNew[float64](len(off), maxLen)
 	sOn, sOff := a.prepare(on, true), a.prepare(off, true)
 	for range set.Epochs {
 		bOn, bOff := a.forward(sOn), a.forward(sOff)
@@ -104,8 +105,8 @@ func (m *avatarMethod) Step(r *runner) (stepStats, error) {
 			return st, err
 		}
 		g.Zero()
-		a.backward(g, bOn, gradOn, 1)
-		a.backward(g, bOff, gradOff, 1) // α is already in gradOff
+		a.backward(g, bOn, gradOn.Data, 1)
+		a.backward(g, bOff, gradOff.Data, 1) // α is already in gradOff
 		a.Opt.Step(a.Model, g)
 	}
 	a.Version++

@@ -20,6 +20,7 @@ import (
 	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // crefSource is the C reference: plain fused loops, one per op, that do the
@@ -259,15 +260,14 @@ func (c *Comparison) check(d *benchdata.Batch, path string) error {
 // hostOutputs runs op once through the public API and returns its arrays in
 // the order ref.c writes them (and the loss of policy_loss).
 func hostOutputs(op string, d *benchdata.Batch) ([][]float32, float64, error) {
-	n := d.Shape.Size()
-	adv, ret := make([]float32, n), make([]float32, n)
+	adv, ret := tensor.MustNew[float32](d.Shape.B, d.Shape.T), tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	var err error
 	switch op {
 	case "policy_loss":
 		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
 		var res ppo.Result
 		res, err = ppo.PolicyLoss(adv, in, PolicyLossConfig())
-		return [][]float32{adv}, res.Loss, err
+		return [][]float32{adv.Data}, res.Loss, err
 	case "gae":
 		err = gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, GAEConfig())
 	case "gae_whiten":
@@ -281,12 +281,12 @@ func hostOutputs(op string, d *benchdata.Batch) ([][]float32, float64, error) {
 		}
 		err = gae.BiLevel(adv, ret, d.Rewards, d.Values, d.Mask, ends, BiLevelConfig())
 	case "group_advantages":
-		_, err = grpo.Advantages(adv, d.Rewards.Data, grpo.Contiguous(GroupSize), grpo.DefaultConfig())
-		return [][]float32{adv}, 0, err
+		_, err = grpo.Advantages(adv.Data, d.Rewards.Data, grpo.Contiguous(GroupSize), grpo.DefaultConfig())
+		return [][]float32{adv.Data}, 0, err
 	default:
 		return nil, 0, fmt.Errorf("bench: op %q has no C reference", op)
 	}
-	return [][]float32{adv, ret}, 0, err
+	return [][]float32{adv.Data, ret.Data}, 0, err
 }
 
 // Threads is the default number of OpenMP threads of the C reference: the

@@ -33,7 +33,7 @@ func gaeWhitenBench(d *benchdata.Batch) (Iteration, Iteration, error) { return t
 func tokenGAE(d *benchdata.Batch, whiten bool) (Iteration, Iteration, error) {
 	cfg := GAEConfig()
 	cfg.Whiten = whiten
-	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
+	adv, ret := tensor.MustNew[float32](d.Shape.B, d.Shape.T), tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	return func() error {
 		return gae.Advantages(adv, ret, d.Rewards, d.Values, d.Mask, cfg)
 	}, nil, nil
@@ -45,7 +45,7 @@ func bilevelBench(d *benchdata.Batch) (Iteration, Iteration, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	adv, ret := make([]float32, d.Shape.Size()), make([]float32, d.Shape.Size())
+	adv, ret := tensor.MustNew[float32](d.Shape.B, d.Shape.T), tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	return func() error {
 		return gae.BiLevel(adv, ret, d.Rewards, d.Values, d.Mask, ends, cfg)
 	}, nil, nil

@@ -3,6 +3,7 @@ package bench
 import (
 	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
 )
 
 func init() {
@@ -22,7 +23,7 @@ func PolicyLossConfig() ppo.Config {
 func policyLoss(d *benchdata.Batch) (Iteration, Iteration, error) {
 	cfg := PolicyLossConfig()
 	in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp}
-	grad := make([]float32, d.Shape.Size())
+	grad := tensor.MustNew[float32](d.Shape.B, d.Shape.T)
 	return func() error {
 		_, err := ppo.PolicyLoss(grad, in, cfg)
 		return err

@@ -62,7 +62,7 @@ func gaeOp(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	adv, ret := outputs(in.Rewards.Shape)
-	if err := gae.Advantages(adv.Data, ret.Data, in.Rewards, in.Values, in.Mask, cfg); err != nil {
+	if err := gae.Advantages(adv, ret, in.Rewards, in.Values, in.Mask, cfg); err != nil {
 		return nil, err
 	}
 	return GAEResponse{rows(adv), rows(ret)}, nil
@@ -123,7 +123,7 @@ func bilevelGAE(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	adv, ret := outputs(in.Rewards.Shape)
-	if err := gae.BiLevel(adv.Data, ret.Data, in.Rewards, in.Values, in.Mask, in.TurnEnd, cfg); err != nil {
+	if err := gae.BiLevel(adv, ret, in.Rewards, in.Values, in.Mask, in.TurnEnd, cfg); err != nil {
 		return nil, err
 	}
 	return GAEResponse{rows(adv), rows(ret)}, nil

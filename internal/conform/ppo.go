@@ -108,7 +108,7 @@ func policyLoss(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
-	res, err := ppo.PolicyLoss(grad.Data, in, cfg)
+	res, err := ppo.PolicyLoss(grad, in, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func valueLoss(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	grad := tensor.MustNew[float64](in.Values.B, in.Values.T)
-	res, err := ppo.ValueLoss(grad.Data, in, cfg)
+	res, err := ppo.ValueLoss(grad, in, cfg)
 	if err != nil {
 		return nil, err
 	}
