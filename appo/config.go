@@ -86,6 +86,8 @@ func DefaultConfig() Config {
 // Validate reports the first field of c that is out of its domain.
 func (c Config) Validate() error {
 	switch {
+	case c == Config{}:
+		return tensor.Errorf(tensor.ErrRange, "Config", nil, "the zero value (K1 = K2 = K3 = 0); start from appo.DefaultConfig()")
 	case math.IsNaN(c.Tau) || math.IsInf(c.Tau, 0):
 		return tensor.Errorf(tensor.ErrRange, "Config.Tau", nil, "%v, want a finite number", c.Tau)
 	case c.K1 < 1:

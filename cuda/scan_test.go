@@ -235,10 +235,12 @@ func TestScanDecomposition(t *testing.T) {
 				return tensor.Batch[float64]{Shape: tensor.Shape{B: 1, T: T}, Data: d}
 			}
 			wantA, wantR := make([]float64, T), make([]float64, T)
-			// γ·λ is g[1] for the token level, so λ = g[1]/g[0] (λ = 0 when γ = 0).
+			// γ·λ is g[1] for the token level, so λ = g[1]/g[0] (λ = 1 when
+			// γ = 0, where it has no effect and γ = λ = 0 is the rejected zero
+			// Config).
 			lam := func(gamma, gl float64) float64 {
 				if gamma == 0 {
-					return 0
+					return 1
 				}
 				return gl / gamma
 			}

@@ -5,7 +5,10 @@ import (
 )
 
 // Config configures token-level GAE (Advantages) and turn-level GAE
-// (TurnLevel).
+// (TurnLevel). Start from DefaultConfig or DefaultTurnConfig: the zero value
+// (γ = λ = 0) would be a one-step TD error without credit assignment, so
+// Validate rejects it. γ = 0 on purpose is Config{Gamma: 0, Lambda: 1},
+// the same estimator (λ has no effect when γ = 0).
 type Config struct {
 	// Gamma is the discount γ ∈ [0, 1] (verl algorithm.gamma; TRL gamma).
 	Gamma float64
@@ -27,6 +30,10 @@ func DefaultTurnConfig() Config { return Config{Gamma: 0.95, Lambda: 1} }
 
 // Validate reports the first field of c that is out of its domain.
 func (c Config) Validate() error {
+	if c == (Config{}) {
+		return tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"the zero value (γ = λ = 0, no credit assignment); start from gae.DefaultConfig() or gae.DefaultTurnConfig()")
+	}
 	if err := unit("Config.Gamma", c.Gamma); err != nil {
 		return err
 	}
@@ -57,7 +64,8 @@ const (
 
 // BiLevelConfig configures Bi-Level GAE (VAGEN §5.2, Alg. 2). The official
 // code has one λ for both levels; they are separate here and equal by
-// default.
+// default. Start from DefaultBiLevelConfig: the zero value (every γ and λ 0)
+// is rejected by Validate, as Config's is.
 type BiLevelConfig struct {
 	// GammaToken and LambdaToken are γ_token and λ_token ∈ [0, 1] of the
 	// recursion over the tokens of one turn (verl-style gamma and lam).
@@ -81,6 +89,10 @@ func DefaultBiLevelConfig() BiLevelConfig {
 
 // Validate reports the first field of c that is out of its domain.
 func (c BiLevelConfig) Validate() error {
+	if c == (BiLevelConfig{}) {
+		return tensor.Errorf(tensor.ErrRange, "BiLevelConfig", nil,
+			"the zero value (every γ and λ 0, no credit assignment); start from gae.DefaultBiLevelConfig()")
+	}
 	for _, f := range [...]struct {
 		name string
 		v    float64

@@ -45,7 +45,11 @@ const (
 	Population
 )
 
-// Config configures Advantages.
+// Config configures Advantages. Its zero value is the GRPO paper's
+// estimator as printed (DeepSeekMath, arXiv 2402.03300, §4.1.2:
+// (r − mean)/std over the group, unbiased std, no ε); a group whose rewards
+// are all equal gets advantage 0 whatever ε. DefaultConfig adds verl's and
+// TRL's ε = 1e-6.
 type Config struct {
 	Estimator Estimator
 	Scale     Scale

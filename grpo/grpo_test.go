@@ -163,13 +163,13 @@ func TestAdvantagesRejectBadInput(t *testing.T) {
 
 func TestShaping(t *testing.T) {
 	r := []float64{0, 1, 0.5, 3}
-	if err := grpo.Shape(r, r, grpo.AReaLShaping()); err != nil {
+	if err := grpo.ShapeRewards(r, r, grpo.AReaLShaping()); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(r) != "[-5 5 0 20]" {
 		t.Errorf("AReaL shaping = %v, want [-5 5 0 20] (clipped at 20)", r)
 	}
-	if err := grpo.Shape(r, r, grpo.Shaping{Scale: math.NaN()}); !errors.Is(err, tensor.ErrRange) {
+	if err := grpo.ShapeRewards(r, r, grpo.Shaping{Scale: math.NaN()}); !errors.Is(err, tensor.ErrRange) {
 		t.Errorf("NaN scale: %v", err)
 	}
 	o := grpo.Overlong{MaxLen: 100, Buffer: 20, Factor: 1}

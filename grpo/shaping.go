@@ -9,7 +9,8 @@ import (
 
 // Shaping is AReaL's reward transform r' = clip((r + Bias)·Scale, −Clip, Clip).
 // LLaVA-OneVision-1.5's RL write-up sets "Scale=10.0, Bias=-0.5" and writes
-// r' = (r_task − 0.5)·10; it gives no clip.
+// r' = (r_task − 0.5)·10; it gives no clip. Start from AReaLShaping: Scale 0,
+// and so the zero value, would map every reward to 0 and is an error.
 type Shaping struct {
 	Bias, Scale float64
 	// Clip bounds the result to ±Clip; 0 means no clipping.
@@ -20,7 +21,12 @@ type Shaping struct {
 // rlpost's guard: rewards in [0, 1] shape to [−5, 5] and never reach it.
 func AReaLShaping() Shaping { return Shaping{Bias: -0.5, Scale: 10, Clip: 20} }
 
-func (s Shaping) validate() error {
+// Validate reports the first field of s that is out of its domain.
+func (s Shaping) Validate() error {
+	if s.Scale == 0 {
+		return tensor.Errorf(tensor.ErrRange, "Shaping.Scale", nil,
+			"0 maps every reward to 0; start from grpo.AReaLShaping() (Scale: 1, Bias: 0 is the identity)")
+	}
 	for _, f := range [...]struct {
 		name string
 		v    float64
@@ -35,14 +41,24 @@ func (s Shaping) validate() error {
 	return nil
 }
 
-// Shape writes the shaped rewards into dst (same length as rewards; it may
-// be rewards itself).
-func Shape[F tensor.Float](dst, rewards []F, s Shaping) error {
-	if err := s.validate(); err != nil {
+// Shape is ShapeRewards under its old name.
+//
+// Deprecated: use ShapeRewards; "Shape" is tensor.Shape's name.
+func Shape[F tensor.Float](dst, rewards []F, s Shaping) error { return ShapeRewards(dst, rewards, s) }
+
+// ShapeRewards writes the shaped rewards into dst (same length as rewards;
+// it may be rewards itself, but may not overlap it otherwise).
+func ShapeRewards[F tensor.Float](dst, rewards []F, s Shaping) error {
+	if err := s.Validate(); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
 	if len(dst) != len(rewards) {
 		return fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), len(rewards)))
+	}
+	if !tensor.Same(dst, rewards) {
+		if err := tensor.CheckDisjoint("dst", dst, "rewards", rewards); err != nil {
+			return fmt.Errorf("grpo: %w", err)
+		}
 	}
 	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
 		return fmt.Errorf("grpo: %w", err)
@@ -62,7 +78,8 @@ func Shape[F tensor.Float](dst, rewards []F, s Shaping) error {
 
 // Overlong is DAPO's soft overlong punishment (DAPO Eq. 13): responses
 // longer than MaxLen − Buffer lose reward linearly, up to Factor at MaxLen,
-// and responses longer than MaxLen lose Factor.
+// and responses longer than MaxLen lose Factor. Start from DAPOOverlong and
+// set MaxLen to the generation limit; the zero value is an error.
 type Overlong struct {
 	// MaxLen is L_max, the generation limit in tokens.
 	MaxLen int
@@ -72,9 +89,16 @@ type Overlong struct {
 	Factor float64
 }
 
+// DAPOOverlong returns DAPO's setting (arXiv 2503.14476, §3.4 and §4.1):
+// 20 480 generated tokens at most, the last 4 096 of them the punishment
+// buffer, full penalty 1.
+func DAPOOverlong() Overlong { return Overlong{MaxLen: 20480, Buffer: 4096, Factor: 1} }
+
 // Validate reports the first field of o that is out of its domain.
 func (o Overlong) Validate() error {
 	switch {
+	case o == Overlong{}:
+		return tensor.Errorf(tensor.ErrRange, "Overlong", nil, "the zero value (no generation limit); start from grpo.DAPOOverlong()")
 	case o.MaxLen < 1:
 		return tensor.Errorf(tensor.ErrRange, "Overlong.MaxLen", nil, "%d, want ≥ 1", o.MaxLen)
 	case o.Buffer < 1 || o.Buffer > o.MaxLen:

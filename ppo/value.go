@@ -8,7 +8,10 @@ import (
 	"github.com/rlpost/rlpost/tensor"
 )
 
-// ValueConfig configures the clipped critic loss.
+// ValueConfig configures the critic loss. Its zero value is the PPO paper's
+// own value loss, unclipped squared error with token-mean (Proximal Policy
+// Optimization Algorithms, arXiv 1707.06347, Eq. 9: L^VF = (V − V^targ)²);
+// DefaultValueConfig adds the value clip of OpenAI's baselines and verl.
 type ValueConfig struct {
 	// Clip is c: the new value may move at most c from the old value before
 	// the clipped branch takes over (verl cliprange_value, 0.5). 0 means

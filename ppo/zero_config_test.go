@@ -29,3 +29,17 @@ func TestZeroConfigRejected(t *testing.T) {
 
 	assert.NoError(t, ppo.DefaultConfig().Validate())
 }
+
+// TestZeroValueConfigIsUnclipped: the zero ValueConfig is the PPO paper's
+// unclipped value loss, ½·mean((v − R)²), with OldValues optional.
+func TestZeroValueConfigIsUnclipped(t *testing.T) {
+	require.NoError(t, ppo.ValueConfig{}.Validate())
+	v, _ := tensor.FromSlice([]float64{2, 0.5, 9}, 1, 3)
+	ret, _ := tensor.FromSlice([]float64{3, 1, 0}, 1, 3)
+	mask, _ := tensor.FromSlice([]float64{1, 1, 0}, 1, 3)
+	grad := tensor.MustNew[float64](1, 3)
+	res, err := ppo.ValueLoss(grad, ppo.ValueInputs[float64]{Values: v, Returns: ret, Mask: mask}, ppo.ValueConfig{})
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5*(1+0.25)/2, res.Loss, 1e-15)
+	assert.Equal(t, []float64{-0.5, -0.25, 0}, grad.Data)
+}

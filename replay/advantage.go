@@ -22,9 +22,10 @@ type AdvantageConfig struct {
 	Eps float64
 	// StdFloor bounds Eq. 11: σ_off is raised to at least StdFloor, in
 	// the rewards' units, so that |A_off| ≤ |R − R̄|/StdFloor however
-	// small the batch's spread. 0 means DefaultStdFloor (the zero
-	// AdvantageConfig is the default); a caller whose rewards span more
-	// or less than [0, 1] scales it with them.
+	// small the batch's spread. 0 means DefaultStdFloor, so the zero
+	// AdvantageConfig is Eq. 11 with ε = 0 and the default floor, which
+	// keeps the denominator ≥ DefaultStdFloor; a caller whose rewards span
+	// more or less than [0, 1] scales the floor with them.
 	StdFloor float64
 }
 

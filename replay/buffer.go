@@ -94,6 +94,8 @@ const maxCapacity = 1 << 30
 // Validate reports the first field of c that is out of its domain.
 func (c Config) Validate() error {
 	switch {
+	case c == Config{}:
+		return tensor.Errorf(tensor.ErrRange, "Config", nil, "the zero value (capacity 0); start from replay.DefaultConfig()")
 	case c.Capacity < NumTiers || c.Capacity > maxCapacity:
 		return tensor.Errorf(tensor.ErrRange, "Config.Capacity", nil, "%d, want %d..%d", c.Capacity, NumTiers, maxCapacity)
 	case c.Window < 1 || c.Window > MaxWindow:

@@ -45,7 +45,7 @@ func DefaultCurriculum() Curriculum {
 // weights.
 func (c Curriculum) Validate() error {
 	if len(c.Points) == 0 {
-		return tensor.Errorf(tensor.ErrEmpty, "Curriculum.Points", nil, "no point")
+		return tensor.Errorf(tensor.ErrEmpty, "Curriculum.Points", nil, "no point; start from replay.DefaultCurriculum() or replay.LinearCurriculum")
 	}
 	for i, p := range c.Points {
 		if !(p.Progress >= 0 && p.Progress <= 1) {

@@ -50,6 +50,8 @@ const maxHints = math.MaxUint16
 // Validate reports the first field of c that is out of its domain.
 func (c HintConfig) Validate() error {
 	switch {
+	case c == HintConfig{}:
+		return tensor.Errorf(tensor.ErrRange, "HintConfig", nil, "the zero value (no hint ever); start from replay.DefaultHintConfig()")
 	case !isFinite(c.Below):
 		return tensor.Errorf(tensor.ErrNonFinite, "HintConfig.Below", nil, "%v", c.Below)
 	case c.MinRewards < 1:

@@ -54,7 +54,9 @@ func ParseShape(s string) (Shape, error) {
 	return 0, fmt.Errorf("tas: unknown shape %q (want one of %q)", s, shapeNames[:])
 }
 
-// Config configures the weights.
+// Config configures the weights. Start from DefaultConfig: the zero value
+// (λ = 0) would weigh every token 1 and silently turn TAS off, so Validate
+// rejects it; to turn shaping off on purpose, set Shape: Uniform.
 type Config struct {
 	// Lambda is λ_TAS ≥ 0, the amplitude: weights range over [1, 1 + λ].
 	// AVATAR uses 0.3, the best value of its ablation.
@@ -68,6 +70,10 @@ func DefaultConfig() Config { return Config{Lambda: 0.3, Shape: Parabolic} }
 
 // Validate reports the first field of c that is out of its domain.
 func (c Config) Validate() error {
+	if c == (Config{}) {
+		return tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"the zero value (λ = 0: every weight 1, TAS off); start from tas.DefaultConfig(), or set Shape: tas.Uniform for no shaping")
+	}
 	if !(c.Lambda >= 0) || math.IsInf(c.Lambda, 1) {
 		return tensor.Errorf(tensor.ErrRange, "Config.Lambda", nil, "%v, want a finite number ≥ 0", c.Lambda)
 	}

@@ -83,7 +83,7 @@ func TestWeightsByHand(t *testing.T) {
 		{"linear decay L=5", []float64{1, 1, 1, 1, 1}, []float64{1.4, 1.3, 1.2, 1.1, 1}, tas.Config{Lambda: 0.4, Shape: tas.LinearDecay}},
 		{"linear incline L=5", []float64{1, 1, 0, 1, 1, 1}, []float64{1, 1.1, 0, 1.2, 1.3, 1.4}, tas.Config{Lambda: 0.4, Shape: tas.LinearIncline}},
 		{"linear decay L=1", []float64{0, 1}, []float64{0, 1}, tas.Config{Lambda: 0.4, Shape: tas.LinearDecay}},
-		{"λ = 0", []float64{1, 1, 1}, []float64{1, 1, 1}, par(0)},
+		{"λ = 0 inverse", []float64{1, 1, 1}, []float64{1, 1, 1}, inv(0)},
 		// Positions count valid tokens only: the prompt and the
 		// observation do not move the curve.
 		{"non-prefix mask", []float64{0, 0, 1, 1, 0, 0, 1, 1, 1}, []float64{0, 0, 2, 1.25, 0, 0, 1, 1.25, 2}, par(1)},

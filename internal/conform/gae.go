@@ -47,6 +47,12 @@ func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 		Mask:    bs.required("mask", req.Mask),
 	}
 	cfg := gae.Config{Gamma: req.Config.Gamma, Lambda: req.Config.Lam, Whiten: req.Config.Whiten}
+	if cfg == (gae.Config{}) {
+		// γ = λ = 0 written out in JSON is a valid request; the Go zero
+		// Config is rejected as a forgotten default. With γ = 0, λ has no
+		// effect, so λ = 1 is the same estimator.
+		cfg.Lambda = 1
+	}
 	return in, cfg, bs.err
 }
 
@@ -106,6 +112,9 @@ func DecodeBiLevelGAE(raw json.RawMessage) (GAEInputs, gae.BiLevelConfig, error)
 	}
 	cfg := gae.BiLevelConfig{GammaToken: c.GammaToken, LambdaToken: c.LamToken,
 		GammaTurn: c.GammaTurn, LambdaTurn: c.LamTurn, Whiten: c.Whiten}
+	if cfg == (gae.BiLevelConfig{}) {
+		cfg.LambdaToken, cfg.LambdaTurn = 1, 1 // as for gae above: the same estimator
+	}
 	switch c.FinalToken {
 	case "turn":
 		cfg.FinalToken = gae.TurnAdvantage

@@ -38,9 +38,16 @@ func DecodeTASWeights(raw json.RawMessage) (tensor.Batch[float64], tas.Config, e
 	}
 	shape, err := tas.ParseShape(req.Config.Shape)
 	if err != nil {
-		return mask, tas.Config{}, fmt.Errorf("config.shape: %v", err)
+		return mask, tas.Config{}, fmt.Errorf("config.shape: %w", err)
 	}
-	return mask, tas.Config{Lambda: req.Config.Lambda, Shape: shape}, nil
+	cfg := tas.Config{Lambda: req.Config.Lambda, Shape: shape}
+	if cfg == (tas.Config{}) {
+		// λ = 0 written out in JSON is a valid request for weights of 1;
+		// the Go zero Config is rejected as a forgotten default, and
+		// Uniform is the same weights.
+		cfg.Shape = tas.Uniform
+	}
+	return mask, cfg, nil
 }
 
 func tasWeights(raw json.RawMessage) (any, error) {
