@@ -38,7 +38,7 @@ func ParseStrategy(s string) (Strategy, error) {
 			return Strategy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("appo: unknown strategy %q (want \"soft\", \"hard\" or \"all\")", s)
+	return 0, fmt.Errorf("appo: %w", tensor.Errorf(tensor.ErrRange, "strategy", nil, "unknown %q (want \"soft\", \"hard\" or \"all\")", s))
 }
 
 // Config holds APPO's knobs. No official implementation exists, so none has

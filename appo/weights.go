@@ -154,6 +154,12 @@ func scatter[F tensor.Float](dst, mask tensor.Batch[F], w []F, lengths []int) er
 	if err := tensor.CheckShape("mask", mask, dst.Shape); err != nil {
 		return err
 	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {
+		return err
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "w", w); err != nil {
+		return err
+	}
 	if len(lengths) != dst.B {
 		return tensor.Errorf(tensor.ErrShape, "lengths", nil, "length %d, want one per row: %d", len(lengths), dst.B)
 	}

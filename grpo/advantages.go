@@ -151,8 +151,8 @@ func (g Groups) members(k int) (lo, hi int, idx []int) {
 }
 
 // Advantages writes the advantage of every reward into dst (same length as
-// rewards; it may be rewards itself) and returns group statistics. It
-// allocates nothing.
+// rewards; it may be rewards itself, but may not overlap it otherwise:
+// ErrOverlap) and returns group statistics. It allocates nothing.
 func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, fmt.Errorf("grpo: %w", err)
@@ -163,6 +163,11 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 	}
 	if len(dst) != n {
 		return Stats{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d", len(dst), n))
+	}
+	if !tensor.Same(dst, rewards) {
+		if err := tensor.CheckDisjoint("dst", dst, "rewards", rewards); err != nil {
+			return Stats{}, fmt.Errorf("grpo: %w", err)
+		}
 	}
 	j := parallel.Get[groupJob[F]](jobs)
 	defer putJob(j)

@@ -191,6 +191,12 @@ func Broadcast[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Batch[F
 	if len(adv) != mask.B {
 		return fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B = %d", len(adv), mask.B))
 	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "adv", adv); err != nil {
+		return fmt.Errorf("grpo: %w", err)
+	}
 	if err := tensor.CheckMask("mask", mask); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}

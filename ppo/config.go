@@ -44,7 +44,7 @@ func ParseAggregation(s string) (Aggregation, error) {
 			return Aggregation(i), nil
 		}
 	}
-	return 0, fmt.Errorf("ppo: unknown aggregation %q (want one of %q)", s, aggNames[:])
+	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "aggregation", nil, "unknown %q (want one of %q)", s, aggNames[:]))
 }
 
 // RatioLevel says whether the importance ratio is per token or per sequence.
@@ -76,7 +76,7 @@ func ParseRatioLevel(s string) (RatioLevel, error) {
 	case "sequence":
 		return SequenceRatio, nil
 	}
-	return 0, fmt.Errorf("ppo: unknown ratio level %q (want \"token\" or \"sequence\")", s)
+	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "ratio_level", nil, "unknown %q (want \"token\" or \"sequence\")", s))
 }
 
 // KLEstimator is the per-token estimator of KL(π_θ‖π_ref) with
@@ -115,7 +115,7 @@ func ParseKLEstimator(s string) (KLEstimator, error) {
 	case "k3":
 		return K3, nil
 	}
-	return 0, fmt.Errorf("ppo: unknown KL estimator %q (want \"k1\", \"k2\" or \"k3\")", s)
+	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "kl_estimator", nil, "unknown %q (want \"k1\", \"k2\" or \"k3\")", s))
 }
 
 // CapMode is how decoupled PPO caps the behaviour importance weight.
@@ -147,7 +147,7 @@ func ParseCapMode(s string) (CapMode, error) {
 	case "mask":
 		return CapMask, nil
 	}
-	return 0, fmt.Errorf("ppo: unknown behaviour cap mode %q (want \"truncate\" or \"mask\")", s)
+	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "behave_cap_mode", nil, "unknown %q (want \"truncate\" or \"mask\")", s))
 }
 
 // Reduction configures an aggregation: the mode and the constants that make

@@ -51,7 +51,7 @@ func ParseShape(s string) (Shape, error) {
 			return Shape(i), nil
 		}
 	}
-	return 0, fmt.Errorf("tas: unknown shape %q (want one of %q)", s, shapeNames[:])
+	return 0, fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "unknown %q (want one of %q)", s, shapeNames[:]))
 }
 
 // Config configures the weights. Start from DefaultConfig: the zero value
@@ -88,7 +88,8 @@ func (c Config) Validate() error {
 // valid token of a row with L valid tokens has t̃ = k/(L − 1) wherever the
 // mask puts it (ragged batches, prompts and observations in between). A row
 // with L ≤ 1 gets weight 1 on its valid token; mask-0 positions get 0. dst
-// must not overlap mask. On error the contents of dst are unspecified.
+// must not overlap mask (ErrOverlap). On error the contents of dst are
+// unspecified.
 func Weights[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 	if err := check(dst, mask, cfg); err != nil {
 		return err
@@ -99,8 +100,8 @@ func Weights[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 // ApplySequence shapes one advantage per sequence into per-token advantages
 // (AVATAR: A_{i,t} = w_{i,t}·A_i): dst[b,t] = w[b,t]·adv[b], 0 at mask-0
 // positions. adv has length B; the advantage of a row without valid tokens
-// is not read. dst must not overlap mask. On error the contents of dst are
-// unspecified.
+// is not read. dst must not overlap mask or adv (ErrOverlap). On error the
+// contents of dst are unspecified.
 func ApplySequence[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Batch[F], cfg Config) error {
 	if err := check(dst, mask, cfg); err != nil {
 		return err
@@ -108,19 +109,27 @@ func ApplySequence[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Bat
 	if len(adv) != mask.B {
 		return fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrShape, "adv", nil, "length %d, want B = %d", len(adv), mask.B))
 	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "adv", adv); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
 	return run(opSequence, dst, tensor.Batch[F]{}, adv, mask, cfg)
 }
 
 // ApplyTokens multiplies per-token advantages by the weights:
 // dst[b,t] = w[b,t]·adv[b,t], 0 at mask-0 positions, where adv is not read.
-// dst may be adv itself (in place) but must not overlap mask. On error the
-// contents of dst are unspecified.
+// dst may be adv itself (in place) but must not overlap it otherwise, nor
+// mask (ErrOverlap). On error the contents of dst are unspecified.
 func ApplyTokens[F tensor.Float](dst, adv, mask tensor.Batch[F], cfg Config) error {
 	if err := check(dst, mask, cfg); err != nil {
 		return err
 	}
 	if err := tensor.CheckShape("adv", adv, mask.Shape); err != nil {
 		return fmt.Errorf("tas: %w", err)
+	}
+	if !tensor.Same(dst.Data, adv.Data) {
+		if err := tensor.CheckDisjoint("dst", dst.Data, "adv", adv.Data); err != nil {
+			return fmt.Errorf("tas: %w", err)
+		}
 	}
 	return run(opTokens, dst, adv, nil, mask, cfg)
 }
@@ -135,6 +144,9 @@ func check[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 		return fmt.Errorf("tas: %w", err)
 	}
 	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
+		return fmt.Errorf("tas: %w", err)
+	}
+	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
 	return nil
