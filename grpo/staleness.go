@@ -69,12 +69,18 @@ func checkStaleness(current, eta int64) error {
 	return nil
 }
 
+// checkVersion checks version v, the argument "version" of Fresh (at nil)
+// or versions[at] of FilterStale.
 func checkVersion(current, v int64, at []int) error {
+	arg := "versions"
+	if at == nil {
+		arg = "version"
+	}
 	if v < 0 {
-		return tensor.Errorf(tensor.ErrRange, "versions", at, "%d, want a policy version ≥ 0", v)
+		return tensor.Errorf(tensor.ErrRange, arg, at, "%d, want a policy version ≥ 0", v)
 	}
 	if v > current {
-		return tensor.Errorf(tensor.ErrRange, "versions", at, "%d is newer than the current policy version %d", v, current)
+		return tensor.Errorf(tensor.ErrRange, arg, at, "%d is newer than the current policy version %d", v, current)
 	}
 	return nil
 }
