@@ -233,7 +233,7 @@ func FuzzTASWeights(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, lambda float64) {
 		s := &byteSource{data}
 		b, n := 1+int(s.byte()%3), 1+int(s.byte()%40)
-		cfg := tas.Config{Lambda: lambda, Shape: tas.Shape(s.byte()%4) - 1} // −1 is not a Shape
+		cfg := tas.Config{Lambda: lambda, Shape: tas.Curve(s.byte()%4) - 1} // −1 is not a Curve
 		mask := s.batch(b, n, s.maskValue)
 		want := tensor.MustNew[float32](b, n)
 		wantErr := tas.Weights(want, mask, cfg)

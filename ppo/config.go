@@ -20,8 +20,8 @@ const (
 	SeqMeanTokenMean
 	// SeqMeanTokenSum: (1/B′) Σ_b Σ_t L·m.
 	SeqMeanTokenSum
-	// SeqMeanTokenSumNorm: Σ_b Σ_t L·m / (B′·C), C = AggNorm, or T when
-	// AggNorm is 0 (Dr. GRPO with C the maximum response length; TRL
+	// SeqMeanTokenSumNorm: Σ_b Σ_t L·m / (B′·C), C = Reduction.Norm, or T
+	// when Norm is 0 (Dr. GRPO with C the maximum response length; TRL
 	// "dr_grpo").
 	SeqMeanTokenSumNorm
 	// TokenSum: Σ L·m.

@@ -38,7 +38,7 @@ func decode(data []byte) fuzzInput {
 	}
 	B, T := int(next()%5), int(next()%14)
 	var in fuzzInput
-	in.cfg.Shape = tas.Shape(next() % 6) // 5 is not a Shape
+	in.cfg.Shape = tas.Curve(next() % 6) // 5 is not a Curve
 	if b := next(); b >= 246 {
 		in.cfg.Lambda = specials[b-246]
 	} else {

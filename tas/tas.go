@@ -9,13 +9,19 @@ import (
 	"github.com/rlpost/rlpost/tensor"
 )
 
-// Shape is the weighting function over a response's relative position t̃.
-type Shape int
+// Curve is the weighting function over a response's relative position t̃.
+type Curve int
+
+// Shape is Curve under its old name.
+//
+// Deprecated: use Curve; "Shape" is tensor.Shape's name, the [B, T] of a
+// batch.
+type Shape = Curve
 
 const (
 	// Parabolic is TAS (AVATAR Eq. 6): w = 1 + λ·(2t̃ − 1)², largest at the
 	// first and last tokens.
-	Parabolic Shape = iota
+	Parabolic Curve = iota
 	// Uniform is w = 1 on every valid token: plain GRPO credit assignment,
 	// the ablation's baseline (AVATAR Table 5).
 	Uniform
@@ -34,25 +40,30 @@ const (
 	LinearIncline
 )
 
-var shapeNames = [...]string{"parabolic", "uniform", "inverse", "linear_decay", "linear_incline"}
+var curveNames = [...]string{"parabolic", "uniform", "inverse", "linear_decay", "linear_incline"}
 
-func (s Shape) String() string {
-	if s < 0 || int(s) >= len(shapeNames) {
-		return fmt.Sprintf("Shape(%d)", int(s))
+func (s Curve) String() string {
+	if s < 0 || int(s) >= len(curveNames) {
+		return fmt.Sprintf("Curve(%d)", int(s))
 	}
-	return shapeNames[s]
+	return curveNames[s]
 }
 
-// ParseShape returns the Shape named "parabolic", "uniform", "inverse",
+// ParseCurve returns the Curve named "parabolic", "uniform", "inverse",
 // "linear_decay" or "linear_incline".
-func ParseShape(s string) (Shape, error) {
-	for i, n := range shapeNames {
+func ParseCurve(s string) (Curve, error) {
+	for i, n := range curveNames {
 		if n == s {
-			return Shape(i), nil
+			return Curve(i), nil
 		}
 	}
-	return 0, fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "unknown %q (want one of %q)", s, shapeNames[:]))
+	return 0, fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "unknown %q (want one of %q)", s, curveNames[:]))
 }
+
+// ParseShape is ParseCurve under its old name.
+//
+// Deprecated: use ParseCurve.
+func ParseShape(s string) (Curve, error) { return ParseCurve(s) }
 
 // Config configures the weights. Start from DefaultConfig: the zero value
 // (λ = 0) would weigh every token 1 and silently turn TAS off, so Validate
@@ -61,8 +72,9 @@ type Config struct {
 	// Lambda is λ_TAS ≥ 0, the amplitude: weights range over [1, 1 + λ].
 	// AVATAR uses 0.3, the best value of its ablation.
 	Lambda float64
-	// Shape is the weighting function; Parabolic is TAS.
-	Shape Shape
+	// Shape is the weighting curve; Parabolic is TAS. (The field keeps
+	// its name, the JSON contract's "shape"; its type is Curve.)
+	Shape Curve
 }
 
 // DefaultConfig returns AVATAR's TAS: parabolic, λ = 0.3.
@@ -78,7 +90,7 @@ func (c Config) Validate() error {
 		return tensor.Errorf(tensor.ErrRange, "Config.Lambda", nil, "%v, want a finite number ≥ 0", c.Lambda)
 	}
 	if c.Shape < Parabolic || c.Shape > LinearIncline {
-		return tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%d is not a Shape", int(c.Shape))
+		return tensor.Errorf(tensor.ErrRange, "Config.Shape", nil, "%d is not a Curve", int(c.Shape))
 	}
 	return nil
 }

@@ -191,18 +191,22 @@ func TestApply(t *testing.T) {
 	}
 }
 
-func TestParseShape(t *testing.T) {
-	for _, s := range []tas.Shape{tas.Parabolic, tas.Uniform, tas.Inverse, tas.LinearDecay, tas.LinearIncline} {
-		got, err := tas.ParseShape(s.String())
+func TestParseCurve(t *testing.T) {
+	for _, s := range []tas.Curve{tas.Parabolic, tas.Uniform, tas.Inverse, tas.LinearDecay, tas.LinearIncline} {
+		got, err := tas.ParseCurve(s.String())
 		if err != nil || got != s {
-			t.Errorf("ParseShape(%q) = %v, %v", s.String(), got, err)
+			t.Errorf("ParseCurve(%q) = %v, %v", s.String(), got, err)
+		}
+		// The deprecated name still works.
+		if old, err := tas.ParseShape(s.String()); err != nil || old != s {
+			t.Errorf("ParseShape(%q) = %v, %v", s.String(), old, err)
 		}
 	}
-	if _, err := tas.ParseShape("linear"); err == nil {
-		t.Error(`ParseShape("linear") succeeded`)
+	if _, err := tas.ParseCurve("linear"); err == nil {
+		t.Error(`ParseCurve("linear") succeeded`)
 	}
-	if s := tas.Shape(9).String(); s != "Shape(9)" {
-		t.Errorf("Shape(9).String() = %q", s)
+	if s := tas.Curve(9).String(); s != "Curve(9)" {
+		t.Errorf("Curve(9).String() = %q", s)
 	}
 	if c := tas.DefaultConfig(); c != (tas.Config{Lambda: 0.3, Shape: tas.Parabolic}) || c.Validate() != nil {
 		t.Errorf("DefaultConfig() = %+v", c)

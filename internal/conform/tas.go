@@ -36,7 +36,7 @@ func DecodeTASWeights(raw json.RawMessage) (tensor.Batch[float64], tas.Config, e
 	if bs.err != nil {
 		return mask, tas.Config{}, bs.err
 	}
-	shape, err := tas.ParseShape(req.Config.Shape)
+	shape, err := tas.ParseCurve(req.Config.Shape)
 	if err != nil {
 		return mask, tas.Config{}, fmt.Errorf("config.shape: %w", err)
 	}

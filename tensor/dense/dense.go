@@ -1,10 +1,12 @@
 // Package dense converts between rlpost token batches and gorgonia.org/tensor
-// *tensor.Dense values without copying.
+// *gtensor.Dense values without copying.
 //
 // It lives apart from package tensor so that importers of the core packages
-// do not pull in gorgonia's dependency tree.
+// do not pull in gorgonia's dependency tree. Beside rlpost's package tensor,
+// import gorgonia's as gtensor "gorgonia.org/tensor", as this package and
+// its examples do.
 //
-// A *tensor.Dense can describe memory that is not the contiguous row-major
+// A *gtensor.Dense can describe memory that is not the contiguous row-major
 // [B, T] layout a Batch needs: a slice of another tensor (a view), a
 // transposed tensor whose data has not been moved yet, or column-major data.
 // Data() on such a tensor returns the raw backing array, not the elements
@@ -17,21 +19,21 @@ import (
 	"fmt"
 	"unsafe"
 
-	gt "gorgonia.org/tensor"
+	gtensor "gorgonia.org/tensor"
 
 	"github.com/rlpost/rlpost/tensor"
 )
 
-// FromBatch returns a (B, T) *tensor.Dense that shares x's storage: writes
+// FromBatch returns a (B, T) *gtensor.Dense that shares x's storage: writes
 // through either are seen by both.
-func FromBatch[F tensor.Float](x tensor.Batch[F]) (*gt.Dense, error) {
+func FromBatch[F tensor.Float](x tensor.Batch[F]) (*gtensor.Dense, error) {
 	if err := x.Check("x"); err != nil {
 		return nil, fmt.Errorf("dense: %w", err)
 	}
 	if x.B == 0 || x.T == 0 {
 		return nil, fmt.Errorf("dense: %w", tensor.Errorf(tensor.ErrEmpty, "x", nil, "shape [%d, %d]: gorgonia has no empty dense tensors", x.B, x.T))
 	}
-	return gt.New(gt.WithShape(x.B, x.T), gt.WithBacking(x.Data)), nil
+	return gtensor.New(gtensor.WithShape(x.B, x.T), gtensor.WithBacking(x.Data)), nil
 }
 
 // ToBatch returns a batch sharing d's storage. d must hold F (Float32 for
@@ -40,7 +42,7 @@ func FromBatch[F tensor.Float](x tensor.Batch[F]) (*gt.Dense, error) {
 // un-materialised transposes and column-major tensors are rejected, since
 // their backing array is not the batch they describe. Use CopyToBatch for
 // those.
-func ToBatch[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
+func ToBatch[F tensor.Float](d *gtensor.Dense) (tensor.Batch[F], error) {
 	b, t, err := shapeOf[F](d)
 	if err != nil {
 		return tensor.Batch[F]{}, err
@@ -73,15 +75,15 @@ func ToBatch[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
 
 // CopyToBatch returns a new batch holding the elements d describes, whatever
 // its layout: views and transposes are materialised first.
-func CopyToBatch[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
+func CopyToBatch[F tensor.Float](d *gtensor.Dense) (tensor.Batch[F], error) {
 	if _, _, err := shapeOf[F](d); err != nil {
 		return tensor.Batch[F]{}, err
 	}
 	src := d
 	if d.IsMaterializable() || !d.DataOrder().IsRowMajor() || !d.DataOrder().IsContiguous() {
-		m, ok := d.Materialize().(*gt.Dense)
+		m, ok := d.Materialize().(*gtensor.Dense)
 		if !ok {
-			return tensor.Batch[F]{}, fmt.Errorf("dense: materialising did not give a *tensor.Dense")
+			return tensor.Batch[F]{}, fmt.Errorf("dense: %w", tensor.Errorf(tensor.ErrShape, "d", nil, "materialising did not give a *gtensor.Dense"))
 		}
 		src = m
 		if !src.DataOrder().IsRowMajor() {
@@ -100,7 +102,7 @@ func CopyToBatch[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
 
 // copyByIndex reads d element by element through its own indexing, which is
 // right for any layout.
-func copyByIndex[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
+func copyByIndex[F tensor.Float](d *gtensor.Dense) (tensor.Batch[F], error) {
 	b, t, err := shapeOf[F](d)
 	if err != nil {
 		return tensor.Batch[F]{}, err
@@ -129,14 +131,14 @@ func copyByIndex[F tensor.Float](d *gt.Dense) (tensor.Batch[F], error) {
 }
 
 // shapeOf checks d's dtype and rank and returns its (B, T).
-func shapeOf[F tensor.Float](d *gt.Dense) (b, t int, err error) {
+func shapeOf[F tensor.Float](d *gtensor.Dense) (b, t int, err error) {
 	if d == nil {
 		return 0, 0, fmt.Errorf("dense: %w", tensor.Errorf(tensor.ErrEmpty, "d", nil, "nil tensor"))
 	}
 	var z F
-	want := gt.Float64
+	want := gtensor.Float64
 	if unsafe.Sizeof(z) == 4 {
-		want = gt.Float32
+		want = gtensor.Float32
 	}
 	if d.Dtype() != want {
 		return 0, 0, fmt.Errorf("dense: %w", tensor.Errorf(tensor.ErrShape, "d", nil, "dtype %v, want %v", d.Dtype(), want))
@@ -152,7 +154,7 @@ func shapeOf[F tensor.Float](d *gt.Dense) (b, t int, err error) {
 }
 
 // backing returns d's backing array as []F.
-func backing[F tensor.Float](d *gt.Dense) ([]F, error) {
+func backing[F tensor.Float](d *gtensor.Dense) ([]F, error) {
 	switch v := d.Data().(type) {
 	case []F:
 		return v, nil

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	gt "gorgonia.org/tensor"
+	gtensor "gorgonia.org/tensor"
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
@@ -47,28 +47,28 @@ func TestRoundTripSharesStorage(t *testing.T) {
 // TestViewsAreRejectedOrMaterialised covers the layouts whose backing array
 // is not the elements they describe.
 func TestViewsAreRejectedOrMaterialised(t *testing.T) {
-	full := gt.New(gt.WithShape(4, 6), gt.WithBacking(seq(24)))
-	rowView, err := full.Slice(gt.S(1, 3))
+	full := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
+	rowView, err := full.Slice(gtensor.S(1, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	colView, err := full.Slice(nil, gt.S(2, 5))
+	colView, err := full.Slice(nil, gtensor.S(2, 5))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stepView, err := full.Slice(gt.S(0, 4, 2), nil)
+	stepView, err := full.Slice(gtensor.S(0, 4, 2), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	transposed := gt.New(gt.WithShape(4, 6), gt.WithBacking(seq(24)))
+	transposed := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
 	if err := transposed.T(); err != nil {
 		t.Fatal(err)
 	}
-	colMajor := gt.New(gt.WithShape(2, 3), gt.WithBacking(seq(6)), gt.AsFortran(nil))
+	colMajor := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking(seq(6)), gtensor.AsFortran(nil))
 
 	cases := []struct {
 		name string
-		d    gt.Tensor
+		d    gtensor.Tensor
 		want func(i, j int) float32 // element (i, j) of what the tensor describes
 		b, t int
 	}{
@@ -80,7 +80,7 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := c.d.(*gt.Dense)
+			d := c.d.(*gtensor.Dense)
 			if _, err := dense.ToBatch[float32](d); err == nil {
 				t.Fatal("ToBatch accepted a tensor whose backing is not its elements")
 			} else if !errors.Is(err, tensor.ErrShape) {
@@ -113,18 +113,18 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 }
 
 func TestToBatchRejectsWrongTypeAndRank(t *testing.T) {
-	f64 := gt.New(gt.WithShape(2, 2), gt.WithBacking([]float64{1, 2, 3, 4}))
+	f64 := gtensor.New(gtensor.WithShape(2, 2), gtensor.WithBacking([]float64{1, 2, 3, 4}))
 	if _, err := dense.ToBatch[float32](f64); err == nil {
 		t.Error("float64 tensor read as float32")
 	}
 	if b, err := dense.ToBatch[float64](f64); err != nil || b.At(1, 0) != 3 {
 		t.Errorf("float64 tensor: %v, %v", b, err)
 	}
-	cube := gt.New(gt.WithShape(2, 2, 2), gt.WithBacking(seq(8)))
+	cube := gtensor.New(gtensor.WithShape(2, 2, 2), gtensor.WithBacking(seq(8)))
 	if _, err := dense.ToBatch[float32](cube); err == nil {
 		t.Error("3-D tensor accepted")
 	}
-	vec := gt.New(gt.WithShape(5), gt.WithBacking(seq(5)))
+	vec := gtensor.New(gtensor.WithShape(5), gtensor.WithBacking(seq(5)))
 	if b, err := dense.ToBatch[float32](vec); err != nil || b.B != 1 || b.T != 5 || b.At(0, 4) != 4 {
 		t.Errorf("1-D tensor: %v, %v", b, err)
 	}

@@ -3,7 +3,7 @@ package dense_test
 import (
 	"fmt"
 
-	gt "gorgonia.org/tensor"
+	gtensor "gorgonia.org/tensor"
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
@@ -13,14 +13,14 @@ import (
 // them to rlpost without a copy; a sliced view of that tensor is refused
 // (its backing array is not its elements) and must be copied.
 func Example() {
-	logp := gt.New(gt.WithShape(2, 3), gt.WithBacking([]float32{-1, -2, -3, -4, -5, -6}))
+	logp := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking([]float32{-1, -2, -3, -4, -5, -6}))
 	b, err := dense.ToBatch[float32](logp)
 	fmt.Println(b.Shape, b.At(1, 2), err)
 
-	view, _ := logp.Slice(nil, gt.S(1, 3)) // columns 1 and 2
-	_, err = dense.ToBatch[float32](view.(*gt.Dense))
+	view, _ := logp.Slice(nil, gtensor.S(1, 3)) // columns 1 and 2
+	_, err = dense.ToBatch[float32](view.(*gtensor.Dense))
 	fmt.Println(err != nil)
-	c, _ := dense.CopyToBatch[float32](view.(*gt.Dense))
+	c, _ := dense.CopyToBatch[float32](view.(*gtensor.Dense))
 	fmt.Println(tensor.Rows[float32](c))
 
 	back, _ := dense.FromBatch(b) // and back, sharing storage
