@@ -131,7 +131,7 @@ func TestErrorDiscipline(t *testing.T) {
 		{"tas.Weights dst is mask", tas.Weights(shared, shared, tas.DefaultConfig()), tensor.ErrOverlap, "dst", "tas: "},
 		{"tas.ApplySequence adv length", tas.ApplySequence(zeros(), []float64{1}, ones(), tas.DefaultConfig()), tensor.ErrShape, "adv", "tas: "},
 		{"tas.ApplyTokens dst overlaps adv", tas.ApplyTokens(tensor.Batch[float64]{Shape: tensor.Shape{B: 1, T: 2}, Data: shared.Data[:2]}, tensor.Batch[float64]{Shape: tensor.Shape{B: 1, T: 2}, Data: shared.Data[1:3]}, batch([]float64{1, 1}), tas.DefaultConfig()), tensor.ErrOverlap, "dst", "tas: "},
-		{"tas.ParseShape", second(tas.ParseShape("cubic")), tensor.ErrRange, "shape", "tas: "},
+		{"tas.ParseCurve", second(tas.ParseCurve("cubic")), tensor.ErrRange, "shape", "tas: "},
 		{"tas.Config.Validate", tas.Config{Lambda: -1}.Validate(), tensor.ErrRange, "Config.Lambda", ""},
 
 		// grpo
@@ -144,6 +144,7 @@ func TestErrorDiscipline(t *testing.T) {
 		{"grpo.Broadcast adv length", grpo.Broadcast(zeros(), []float64{1}, ones()), tensor.ErrShape, "adv", "grpo: "},
 		{"grpo.Broadcast dst is mask", grpo.Broadcast(shared, []float64{1, 1}, shared), tensor.ErrOverlap, "dst", "grpo: "},
 		{"grpo.ShapeRewards NaN", grpo.ShapeRewards(make([]float64, 1), []float64{nan}, grpo.AReaLShaping()), tensor.ErrNonFinite, "rewards", "grpo: "},
+		//lint:ignore SA1019 the deprecated name must keep working for a release
 		{"grpo.Shape (deprecated)", grpo.Shape(make([]float64, 2), []float64{nan}, grpo.AReaLShaping()), tensor.ErrShape, "dst", "grpo: "},
 		{"grpo.ApplyOverlong lengths", grpo.ApplyOverlong([]float64{1}, []int{1, 2}, grpo.DAPOOverlong()), tensor.ErrShape, "lengths", "grpo: "},
 		{"grpo.DynamicSampling keep", second(grpo.DynamicSampling(make([]bool, 3), []float64{1, 0}, grpo.Contiguous(2))), tensor.ErrShape, "keep", "grpo: "},
