@@ -15,7 +15,12 @@
 //
 // Validation reports the argument and the position that is wrong through
 // *ArgError, whose Kind can be matched with errors.Is against ErrShape,
-// ErrNonFinite, ErrMask, ErrEmpty and ErrRange.
+// ErrNonFinite, ErrMask, ErrEmpty, ErrRange and ErrOverlap (an output that
+// shares memory with an argument it must not alias; see Overlaps).
+//
+// Batch.At, Set and Row panic on an index out of range, as slice indexing
+// does, a column past the end of a row included: they are for code that
+// already knows its shapes, and data errors go through the Check functions.
 //
 // The package has no dependency beyond the standard library; zero-copy
 // interoperation with gorgonia.org/tensor lives in the sub-package
