@@ -127,20 +127,20 @@ func (d *Dense[F]) Check(sumTol float64) error {
 // sumTol.
 func checkDist[F tensor.Float](p []F, i, j, vocab int, sumTol float64) error {
 	if len(p) != vocab {
-		return tensor.Errorf(tensor.ErrShape, "Dists", tensor.At(i, j), "length %d, want V = %d", len(p), vocab)
+		return tensor.Errorf(tensor.ErrShape, "dists", tensor.At(i, j), "length %d, want V = %d", len(p), vocab)
 	}
 	var s float64
 	for v, x := range p {
 		if !(x >= 0) || !tensor.IsFinite(x) {
 			if !tensor.IsFinite(x) {
-				return tensor.Errorf(tensor.ErrNonFinite, "Dists", tensor.At(i, j, v), "%v", float64(x))
+				return tensor.Errorf(tensor.ErrNonFinite, "dists", tensor.At(i, j, v), "%v", float64(x))
 			}
-			return tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j, v), "probability %v is negative", float64(x))
+			return tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j, v), "probability %v is negative", float64(x))
 		}
 		s += float64(x)
 	}
 	if math.Abs(s-1) > sumTol {
-		return tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j),
+		return tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j),
 			"probabilities sum to %.9g, want 1 within Config.SumTol = %g", s, sumTol)
 	}
 	return nil

@@ -83,9 +83,9 @@ func TestEntropiesErrors(t *testing.T) {
 		substr string
 	}{
 		{"source error", 0, errSource, errSource, "Dists.Entropy(1, 2): logits evicted"},
-		{"NaN", math.NaN(), nil, tensor.ErrNonFinite, "Dists[1,2]: not finite: Entropy = NaN"},
-		{"infinite", math.Inf(1), nil, tensor.ErrNonFinite, "Dists[1,2]"},
-		{"negative", -0.1, nil, tensor.ErrRange, "Dists[1,2]: out of range: Entropy = -0.1 is negative"},
+		{"NaN", math.NaN(), nil, tensor.ErrNonFinite, "dists[1,2]: not finite: Entropy = NaN"},
+		{"infinite", math.Inf(1), nil, tensor.ErrNonFinite, "dists[1,2]"},
+		{"negative", -0.1, nil, tensor.ErrRange, "dists[1,2]: out of range: Entropy = -0.1 is negative"},
 		{"negative within the tolerance", -1e-4, nil, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -58,39 +58,39 @@ func TestWeightsErrors(t *testing.T) {
 	}{
 		{"no responses", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Rewards, in.Attention = nil, nil
-		}, tensor.ErrEmpty, "Rewards"},
+		}, tensor.ErrEmpty, "rewards"},
 		{"NaN reward", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Rewards[1] = math.NaN()
-		}, tensor.ErrNonFinite, "Rewards[1]"},
+		}, tensor.ErrNonFinite, "rewards[1]"},
 		{"attention for fewer responses", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention = in.Attention[:1]
-		}, tensor.ErrShape, "Attention: shape mismatch: 1 responses, want one per reward: 2"},
+		}, tensor.ErrShape, "attention: shape mismatch: 1 responses, want one per reward: 2"},
 		{"ragged attention: rows do not match the response length", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			a := in.Attention[1]
 			in.Attention[1] = tensor.Batch[float64]{Shape: tensor.Shape{B: 2, T: 2}, Data: a.Data[:4]}
-		}, tensor.ErrShape, "Attention[1]: shape mismatch: 2 tokens (rows), but Dists.Len(1) = 3"},
+		}, tensor.ErrShape, "attention[1]: shape mismatch: 2 tokens (rows), but Dists.Len(1) = 3"},
 		{"frames differ between responses", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention[1] = tensor.Batch[float64]{Shape: tensor.Shape{B: 3, T: 1}, Data: []float64{1, 2, 3}}
-		}, tensor.ErrShape, "Attention[1]: shape mismatch: 1 frames (columns), want 2 like Attention[0]"},
+		}, tensor.ErrShape, "attention[1]: shape mismatch: 1 frames (columns), want 2 like attention[0]"},
 		{"malformed attention batch", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention[0].Data = in.Attention[0].Data[:3]
-		}, tensor.ErrShape, "Attention[0]"},
+		}, tensor.ErrShape, "attention[0]"},
 		{"negative attention", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention[1].Set(2, 1, -0.25)
-		}, tensor.ErrRange, "Attention[1,2,1]: out of range: -0.25 is negative"},
+		}, tensor.ErrRange, "attention[1,2,1]: out of range: -0.25 is negative"},
 		{"NaN attention", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention[0].Set(1, 0, math.NaN())
-		}, tensor.ErrNonFinite, "Attention[0,1,0]: not finite: NaN"},
+		}, tensor.ErrNonFinite, "attention[0,1,0]: not finite: NaN"},
 		{"infinite attention", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Attention[0].Set(0, 1, math.Inf(1))
-		}, tensor.ErrNonFinite, "Attention[0,0,1]"},
+		}, tensor.ErrNonFinite, "attention[0,0,1]"},
 		{"no distributions", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Dists = nil
-		}, tensor.ErrEmpty, "Dists"},
+		}, tensor.ErrEmpty, "dists"},
 		{"distribution does not sum to 1", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			g.dists[1][2][1] = 0.7
 			*in = g.inputs(t)
-		}, tensor.ErrRange, "Dists[1,2]: out of range: probabilities sum to 0.95, want 1 within Config.SumTol = 0.001"},
+		}, tensor.ErrRange, "dists[1,2]: out of range: probabilities sum to 0.95, want 1 within Config.SumTol = 0.001"},
 		{"sum off by less than the tolerance is accepted", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			g.dists[1][2][1] = 0.7505
 			*in = g.inputs(t)
@@ -99,15 +99,15 @@ func TestWeightsErrors(t *testing.T) {
 			g.dists[1][2][1] = 0.7505
 			*in = g.inputs(t)
 			cfg.SumTol = 1e-4
-		}, tensor.ErrRange, "Dists[1,2]: out of range: probabilities sum to 1.0005"},
+		}, tensor.ErrRange, "dists[1,2]: out of range: probabilities sum to 1.0005"},
 		{"negative probability", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			g.dists[0][1] = []float64{1.5, -0.5}
 			*in = g.inputs(t)
-		}, tensor.ErrRange, "Dists[0,1,1]: out of range: probability -0.5 is negative"},
+		}, tensor.ErrRange, "dists[0,1,1]: out of range: probability -0.5 is negative"},
 		{"NaN probability", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			g.dists[1][0][0] = math.NaN()
 			*in = g.inputs(t)
-		}, tensor.ErrNonFinite, "Dists[1,0,0]: not finite: NaN"},
+		}, tensor.ErrNonFinite, "dists[1,0,0]: not finite: NaN"},
 		{"source returns a short row", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Dists = &lazy{d: in.Dists.(*Dense[float64]), bad: func(i, j int, dst []float64) ([]float64, error) {
 				if i == 1 && j == 1 {
@@ -115,7 +115,7 @@ func TestWeightsErrors(t *testing.T) {
 				}
 				return nil, nil
 			}}
-		}, tensor.ErrShape, "Dists[1,1]: shape mismatch: length 1, want V = 2"},
+		}, tensor.ErrShape, "dists[1,1]: shape mismatch: length 1, want V = 2"},
 		{"source fails", func(g *group, in *Inputs[float64], dst *[]float64, cfg *Config) {
 			in.Dists = &lazy{d: in.Dists.(*Dense[float64]), bad: func(i, j int, dst []float64) ([]float64, error) {
 				if i == 0 && j == 1 {
@@ -241,7 +241,7 @@ func TestDenseCheck(t *testing.T) {
 	g := errGroup()
 	g.dists[1][1] = []float64{0.5, 0.6}
 	d := g.inputs(t).Dists.(*Dense[float64])
-	if err := d.Check(1e-3); !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "Dists[1,1]") {
+	if err := d.Check(1e-3); !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "dists[1,1]") {
 		t.Errorf("Check: %v, want the bad sum of token (1, 1)", err)
 	}
 	if err := d.Check(0.2); err != nil {

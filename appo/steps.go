@@ -26,45 +26,45 @@ func (w *Weighter[F]) prepare(dst []F, in Inputs[F], cfg Config) error {
 	}
 	g := len(in.Rewards)
 	if g == 0 {
-		return tensor.Errorf(tensor.ErrEmpty, "Rewards", nil, "no responses")
+		return tensor.Errorf(tensor.ErrEmpty, "rewards", nil, "no responses")
 	}
-	if err := tensor.CheckFiniteVec("Rewards", in.Rewards); err != nil {
+	if err := tensor.CheckFiniteVec("rewards", in.Rewards); err != nil {
 		return err
 	}
 	if len(in.Attention) != g {
-		return tensor.Errorf(tensor.ErrShape, "Attention", nil, "%d responses, want one per reward: %d", len(in.Attention), g)
+		return tensor.Errorf(tensor.ErrShape, "attention", nil, "%d responses, want one per reward: %d", len(in.Attention), g)
 	}
 	if in.Dists == nil {
-		return tensor.Errorf(tensor.ErrEmpty, "Dists", nil, "nil")
+		return tensor.Errorf(tensor.ErrEmpty, "dists", nil, "nil")
 	}
 	w.start = grow(w.start, g+1)
 	w.start[0] = 0
 	nf, first := 0, -1
 	for i, a := range in.Attention {
-		if a.Check("Attention") != nil {
+		if a.Check("attention") != nil {
 			// Check again with the index in the name; only on this
 			// path, so that the good path formats nothing.
-			return a.Check(fmt.Sprintf("Attention[%d]", i))
+			return a.Check(fmt.Sprintf("attention[%d]", i))
 		}
 		if n := in.Dists.Len(i); n != a.B {
-			return tensor.Errorf(tensor.ErrShape, "Attention", tensor.At(i),
+			return tensor.Errorf(tensor.ErrShape, "attention", tensor.At(i),
 				"%d tokens (rows), but Dists.Len(%d) = %d", a.B, i, n)
 		}
 		if a.B > 0 {
 			if first < 0 {
 				nf, first = a.T, i
 			} else if a.T != nf {
-				return tensor.Errorf(tensor.ErrShape, "Attention", tensor.At(i),
-					"%d frames (columns), want %d like Attention[%d]", a.T, nf, first)
+				return tensor.Errorf(tensor.ErrShape, "attention", tensor.At(i),
+					"%d frames (columns), want %d like attention[%d]", a.T, nf, first)
 			}
 			for e, x := range a.Data {
 				if !(x >= 0) || !tensor.IsFinite(x) {
-					return badAttention("Attention", tensor.At(i, e/nf, e%nf), float64(x))
+					return badAttention("attention", tensor.At(i, e/nf, e%nf), float64(x))
 				}
 			}
 		}
 		if a.B > math.MaxInt-w.start[i] {
-			return tensor.Errorf(tensor.ErrRange, "Attention", tensor.At(i), "total token count overflows int")
+			return tensor.Errorf(tensor.ErrRange, "attention", tensor.At(i), "total token count overflows int")
 		}
 		w.start[i+1] = w.start[i] + a.B
 	}
@@ -72,7 +72,7 @@ func (w *Weighter[F]) prepare(dst []F, in Inputs[F], cfg Config) error {
 	// only then may the source have no vocabulary.
 	vocab := in.Dists.Vocab()
 	if vocab < 1 && w.start[g] > 0 {
-		return tensor.Errorf(tensor.ErrRange, "Dists", nil, "Vocab() = %d, want ≥ 1", vocab)
+		return tensor.Errorf(tensor.ErrRange, "dists", nil, "Vocab() = %d, want ≥ 1", vocab)
 	}
 	if len(dst) != w.start[g] {
 		return tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want one weight per token: %d", len(dst), w.start[g])
@@ -223,11 +223,11 @@ func (p entropyPass[F]) Run(piece int) {
 	// within the tolerance on the sum (−p·log p ≥ −SumTol for p ≤ 1 +
 	// SumTol, to first order); anything else is a bug in the source.
 	if !tensor.IsFinite(h) {
-		w.errs[piece] = tensor.Errorf(tensor.ErrNonFinite, "Dists", tensor.At(i, j), "Entropy = %v", h)
+		w.errs[piece] = tensor.Errorf(tensor.ErrNonFinite, "dists", tensor.At(i, j), "Entropy = %v", h)
 		return
 	}
 	if h < -w.cfg.SumTol {
-		w.errs[piece] = tensor.Errorf(tensor.ErrRange, "Dists", tensor.At(i, j), "Entropy = %v is negative", h)
+		w.errs[piece] = tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j), "Entropy = %v is negative", h)
 		return
 	}
 	w.negEnt[t] = -h
@@ -258,7 +258,7 @@ func (p slotPass[F]) Run(piece int) {
 		t := w.toks[at]
 		row, err := w.in.Dists.Dist(sc.bufs[i], i, t-w.start[i])
 		if err == nil && len(row) != w.vocab {
-			err = tensor.Errorf(tensor.ErrShape, "Dists", tensor.At(i, t-w.start[i]), "length %d, want V = %d", len(row), w.vocab)
+			err = tensor.Errorf(tensor.ErrShape, "dists", tensor.At(i, t-w.start[i]), "length %d, want V = %d", len(row), w.vocab)
 		}
 		if err != nil {
 			w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, t-w.start[i], err)

@@ -172,7 +172,7 @@ func TestErrorDiscipline(t *testing.T) {
 
 		// appo
 		{"appo.Weights zero Config", second(appo.Weights(nil, appo.Inputs[float64]{}, appo.Config{})), tensor.ErrRange, "Config", "appo: "},
-		{"appo.Weights no rewards", second(appo.Weights(nil, appo.Inputs[float64]{}, appo.DefaultConfig())), tensor.ErrEmpty, "Rewards", "appo: "},
+		{"appo.Weights no rewards", second(appo.Weights(nil, appo.Inputs[float64]{}, appo.DefaultConfig())), tensor.ErrEmpty, "rewards", "appo: "},
 		{"appo.Scatter dst is mask", appo.Scatter(shared, shared, []float64{1}, []int{1, 0}), tensor.ErrOverlap, "dst", "appo: "},
 		{"appo.Scatter lengths", appo.Scatter(zeros(), ones(), []float64{1}, []int{1}), tensor.ErrShape, "lengths", "appo: "},
 		{"appo.FrameAttention heads", appo.FrameAttention(zeros(), []tensor.Batch[float64]{zeros()}, 0, []appo.Span{{Start: 0, End: 1}, {Start: 1, End: 2}, {Start: 2, End: 3}}), tensor.ErrRange, "heads", "appo: "},

@@ -58,11 +58,11 @@ func TestAPPOWeightsBadRequests(t *testing.T) {
 		{"ragged distribution row", `{"op": "appo_weights", "rewards": [1, 0], "attention": [[[1]], [[1], [0]]], "distributions": [[[1]], [[1], [0.5, 0.5]]]}`,
 			tensor.ErrShape, "distributions[1,1]"},
 		{"attention and distributions disagree", `{"op": "appo_weights", "rewards": [1], "attention": [[[1], [0]]], "distributions": [[[1]]]}`,
-			tensor.ErrShape, "Attention[0]"},
+			tensor.ErrShape, "attention[0]"},
 		{"unused distribution that does not sum to 1", `{"op": "appo_weights", "rewards": [0], "attention": [[[1], [0]]], "distributions": [[[1], [0.5]]]}`,
-			tensor.ErrRange, "Dists[0,1]"},
+			tensor.ErrRange, "dists[0,1]"},
 		{"negative attention", `{"op": "appo_weights", "rewards": [1], "attention": [[[1], [-1]]], "distributions": [[[1], [1]]]}`,
-			tensor.ErrRange, "Attention[0,1,0]"},
+			tensor.ErrRange, "attention[0,1,0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Run([]byte(c.req))
