@@ -1,0 +1,72 @@
+package grpo
+
+import (
+	"slices"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// passK writes the pass@k advantages of one group of m ≥ 2 scored members
+// whose rewards are not all equal (docs/spec.md#group-advantages):
+//
+//	A_i = E_T[max(R_i − max(T), 0)],
+//
+// T a uniformly random set of k − 1 of the group's other m − 1 rewards:
+// how much response i raises the maximum of k responses over the k − 1
+// others it is drawn with. With the others sorted ascending, o_1 ≤ … ≤
+// o_{m−1}, max(T) = o_j with probability P_j = C(j−1, k−2)/C(m−1, k−1),
+// j = k−1 … m−1. For k = m only the best response gets a nonzero value,
+// R_max − R_second (verl's grpo_passk). Then scaled as GRPO is (Config.Scale).
+func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
+	k := e.cfg.K
+	if k == 0 {
+		k = m
+	}
+	if k > m {
+		return tensor.Errorf(tensor.ErrShape, "Config.K", nil, "%d, but a group has %d scored members", k, m)
+	}
+	sorted := slices.Grow(e.sorted[:0], m)
+	for t := range size {
+		if i := at(lo, idx, t); e.scored(i) {
+			sorted = append(sorted, float64(e.r[i]))
+		}
+	}
+	slices.Sort(sorted)
+	e.sorted = sorted
+	scale := 1.0
+	switch e.cfg.Scale {
+	case ScaleGroup:
+		scale = 1 / (std + e.cfg.Eps)
+	case ScaleBatch:
+		scale = 1 / (e.batchStd + e.cfg.Eps)
+	}
+	for t := range size {
+		i := at(lo, idx, t)
+		if !e.scored(i) {
+			e.dst[i] = 0
+			continue
+		}
+		r := float64(e.r[i])
+		skip, _ := slices.BinarySearch(sorted, r) // drop one copy of r: the others
+		var a float64
+		p := float64(k-1) / float64(m-1) // P_{m−1}
+		for j := m - 1; j >= k-1; j-- {
+			o := sorted[j] // o_j, 1-based among the others
+			if j-1 < skip {
+				o = sorted[j-1]
+			}
+			if r > o {
+				a += p * (r - o)
+			}
+			if j > 1 {
+				p *= float64(j-k+1) / float64(j-1)
+			}
+		}
+		a *= scale
+		e.dst[i] = F(a)
+		if !tensor.IsFinite(e.dst[i]) {
+			return overflow(i, a, e.cfg)
+		}
+	}
+	return nil
+}
