@@ -365,8 +365,13 @@ def _whiten(adv, mask):
              for t in range(len(adv[b]))] for b in range(len(adv))]
 
 
+GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True},
+               "trl": {"gamma": 1.0, "lam": 0.95, "whiten": True}}
+
+
 def gae(req):
     cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False}
+    cfg.update(GAE_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     g, lam = cfg["gamma"], cfg["lam"]
     r, v, m = req["rewards"], req["values"], req["mask"]
