@@ -3,8 +3,8 @@ package grpo
 import (
 	"fmt"
 	"math"
-	"sync"
 
+	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -192,8 +192,9 @@ type estimate[F tensor.Float] struct {
 	sorted   []float64
 }
 
-// scratch holds PassK's sorted group, reused across calls.
-var scratch = sync.Pool{New: func() any { return new([]float64) }}
+// scratch keeps PassK's sorted groups for reuse across calls (a free list:
+// unlike a sync.Pool, a collection does not empty it).
+var scratch = parallel.NewFree[[]float64](4)
 
 func (e *estimate[F]) scored(i int) bool { return e.in.Scored == nil || e.in.Scored[i] }
 
@@ -286,7 +287,7 @@ func (e *estimate[F]) run() (Stats, error) {
 		e.alpha = e.gpgAlpha(nScored)
 	}
 	if e.cfg.Estimator == PassK {
-		p := scratch.Get().(*[]float64)
+		p := scratch.Get()
 		defer scratch.Put(p)
 		e.sorted = *p
 		defer func() { *p = e.sorted[:0] }()
@@ -430,19 +431,36 @@ func (e *estimate[F]) gpgAlpha(nScored int) float64 {
 // each member weighs its length (the tokens verl whitens over).
 func (e *estimate[F]) whiten() error {
 	var wsum, sum float64
-	e.eachWhitened(func(i int, w float64) {
-		wsum += w
-		sum += w * float64(e.dst[i])
-	})
+	for k := range e.groups {
+		lo, idx, size, ok := e.whitened(k)
+		if !ok {
+			continue
+		}
+		for t := range size {
+			if i := at(lo, idx, t); e.scored(i) {
+				w := e.weight(i)
+				wsum += w
+				sum += w * float64(e.dst[i])
+			}
+		}
+	}
 	if wsum == 0 {
 		return nil
 	}
 	mean := sum / wsum
 	var ss float64
-	e.eachWhitened(func(i int, w float64) {
-		d := float64(e.dst[i]) - mean
-		ss += w * d * d
-	})
+	for k := range e.groups {
+		lo, idx, size, ok := e.whitened(k)
+		if !ok {
+			continue
+		}
+		for t := range size {
+			if i := at(lo, idx, t); e.scored(i) {
+				d := float64(e.dst[i]) - mean
+				ss += e.weight(i) * d * d
+			}
+		}
+	}
 	div := wsum
 	if e.cfg.Std == Unbiased {
 		div--
@@ -455,41 +473,48 @@ func (e *estimate[F]) whiten() error {
 		return tensor.Errorf(tensor.ErrRange, "rewards", nil, "the variance of the advantages overflows float64; whitening is undefined")
 	}
 	scale := 1 / math.Sqrt(variance+whitenEps)
-	var err error
-	e.eachWhitened(func(i int, _ float64) {
-		a := (float64(e.dst[i]) - mean) * scale
-		e.dst[i] = F(a)
-		if err == nil && !tensor.IsFinite(e.dst[i]) {
-			err = overflow(i, a, e.cfg)
-		}
-	})
-	return err
-}
-
-// eachWhitened calls f for every member that whitening covers, with its
-// weight.
-func (e *estimate[F]) eachWhitened(f func(i int, w float64)) {
 	for k := range e.groups {
-		lo, hi, idx := e.g.members(k)
-		size := hi - lo
-		if idx != nil {
-			size = len(idx)
-		}
-		if e.cfg.Estimator == ReinforcePlusPlusBaseline && e.cfg.Singleton == SingletonZero {
-			if m, _, _, _ := e.groupMoments(k); m == 1 {
-				continue
-			}
+		lo, idx, size, ok := e.whitened(k)
+		if !ok {
+			continue
 		}
 		for t := range size {
-			i := at(lo, idx, t)
-			if !e.scored(i) {
-				continue
+			if i := at(lo, idx, t); e.scored(i) {
+				a := (float64(e.dst[i]) - mean) * scale
+				e.dst[i] = F(a)
+				if !tensor.IsFinite(e.dst[i]) {
+					return overflow(i, a, e.cfg)
+				}
 			}
-			w := 1.0
-			if e.in.Lengths != nil {
-				w = float64(e.in.Lengths[i])
-			}
-			f(i, w)
 		}
 	}
+	return nil
+}
+
+// whitened returns the members of group k and whether whitening covers
+// them: not a singleton of ReinforcePlusPlusBaseline under SingletonZero.
+func (e *estimate[F]) whitened(k int) (lo int, idx []int, size int, ok bool) {
+	lo, hi, idx := e.g.members(k)
+	size = hi - lo
+	if idx != nil {
+		size = len(idx)
+	}
+	if e.cfg.Estimator != ReinforcePlusPlusBaseline || e.cfg.Singleton != SingletonZero {
+		return lo, idx, size, true
+	}
+	m := 0
+	for t := range size {
+		if e.scored(at(lo, idx, t)) {
+			m++
+		}
+	}
+	return lo, idx, size, m != 1
+}
+
+// weight is member i's weight in the whitening: its length, or 1.
+func (e *estimate[F]) weight(i int) float64 {
+	if e.in.Lengths != nil {
+		return float64(e.in.Lengths[i])
+	}
+	return 1
 }

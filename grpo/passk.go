@@ -47,15 +47,13 @@ func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
 			continue
 		}
 		r := float64(e.r[i])
-		skip, _ := slices.BinarySearch(sorted, r) // drop one copy of r: the others
+		// The others are sorted without one copy of r; their j-th
+		// (1-based) is sorted[j−1] when that is below r, and otherwise
+		// at least r, adding nothing: no search for r is needed.
 		var a float64
 		p := float64(k-1) / float64(m-1) // P_{m−1}
 		for j := m - 1; j >= k-1; j-- {
-			o := sorted[j] // o_j, 1-based among the others
-			if j-1 < skip {
-				o = sorted[j-1]
-			}
-			if r > o {
+			if o := sorted[j-1]; o < r {
 				a += p * (r - o)
 			}
 			if j > 1 {
