@@ -262,6 +262,32 @@ def group_estimator_cases(g):
             cfg["preset"] = g.pick(["verl", "trl"])
         req["config"] = cfg
         cases.append(req)
+    return cases + group_estimator_edges()
+
+
+def group_estimator_edges():
+    """Every estimator on the edge shapes, under both size-1 rules and both
+    presets: one reward in the batch; groups of one, two and one by ids;
+    a group of equal rewards; a group left with one scored member."""
+    shapes = [
+        {"rewards": [0.7], "group_size": 1},
+        {"rewards": [1.0, 0.5, 0.0, 0.25], "group_ids": [0, 1, 1, 2]},
+        {"rewards": [1.0, 1.0, 0.0, 1.0, 0.5, 0.0], "group_size": 2},
+        {"rewards": [1.0, 0.0, 2.0, 1.0, 0.0, 0.5], "group_size": 3, "scored": [True, False, False, True, True, True]},
+    ]
+    cases = []
+    for est in ESTIMATORS:
+        for shape in shapes:
+            n = len(shape["rewards"])
+            for cfg in ({"singleton": "zero"}, {"singleton": "reward"}, {"preset": "verl"}, {"preset": "trl"}):
+                req = {"op": "group_advantages"}
+                req.update(shape)
+                if est == "remax":
+                    req["baseline_rewards"] = [0.5] * n
+                if est == "opo":
+                    req["lengths"] = [1 + 3 * i for i in range(n)]
+                req["config"] = dict(cfg, estimator=est)
+                cases.append(req)
     return cases
 
 
