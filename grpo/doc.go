@@ -23,11 +23,14 @@
 // whitening over the batch, (x − mean)/sqrt(var + 1e-8) with var unbiased
 // (Config.Std), as verl's masked_whiten:
 //
-//	reinforce_plus_plus (REINFORCE++, arXiv 2501.03262, global advantage normalisation):
+//	reinforce_plus_plus (REINFORCE++: Stabilizing Critic-Free Policy Optimization with
+//	     Global Advantage Normalization, arXiv 2501.03262 v9, global advantage normalisation):
 //	                         A_i = whiten_B(R_i)
 //	reinforce_plus_plus_baseline (same paper, "REINFORCE++ w/ baseline"):
 //	                         A_i = whiten_B(R_i − mean_g(R))
-//	remax (ReMax, arXiv 2310.10505):   A_i = R_i − R(greedy response to the same prompt)
+//	remax (ReMax: A Simple, Effective, and Efficient Reinforcement Learning Method for
+//	     Aligning Large Language Models, arXiv 2310.10505):
+//	                         A_i = R_i − R(greedy response to the same prompt)
 //	opo (On-Policy RL with Optimal Reward Baseline, arXiv 2505.23585):
 //	                         A_i = R_i − Σ_j l_j R_j / Σ_j l_j   (l: response lengths)
 //	gpg (GPG: A Simple and Strong Reinforcement Learning Baseline for Model Reasoning,
