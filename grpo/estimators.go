@@ -3,6 +3,8 @@ package grpo
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
@@ -135,7 +137,9 @@ func general[F tensor.Float](dst, rewards []F, g Groups, cfg Config, in Inputs[F
 	if err := checkInputs(rewards, cfg, in); err != nil {
 		return Stats{}, err
 	}
-	e := estimate[F]{dst: dst, r: rewards, g: g, cfg: cfg, in: in, groups: groups}
+	e := parallel.Get[estimate[F]](estimates)
+	defer putEstimate(e)
+	*e = estimate[F]{dst: dst, r: rewards, g: g, cfg: cfg, in: in, groups: groups, status: e.status}
 	return e.run()
 }
 
@@ -189,12 +193,40 @@ type estimate[F tensor.Float] struct {
 
 	batchStd float64 // ScaleBatch's σ over the scored rewards
 	alpha    float64 // GPG's α
-	sorted   []float64
+
+	// The groups run on the row engine, one group per row; each group's
+	// outcome goes to its own status byte, counted afterwards in order.
+	status   []uint8
+	mu       sync.Mutex
+	badGroup int   // the first group (in order) whose advantages overflow
+	err      error // its error
 }
 
-// scratch keeps PassK's sorted groups for reuse across calls (a free list:
-// unlike a sync.Pool, a collection does not empty it).
-var scratch = parallel.NewFree[[]float64](4)
+// estimates recycles the state of AdvantagesWith calls, one free list per
+// storage type.
+var estimates = parallel.Jobs{parallel.NewFree[estimate[float32]](4), parallel.NewFree[estimate[float64]](4)}
+
+func putEstimate[F tensor.Float](e *estimate[F]) {
+	status := e.status
+	*e = estimate[F]{status: status}
+	parallel.Put(estimates, e)
+}
+
+// scratch keeps PassK's sorted groups of more than passKStack members for
+// reuse across calls (a free list: unlike a sync.Pool, a collection does
+// not empty it); smaller groups sort on the stack.
+var scratch = parallel.NewFree[[]float64](8)
+
+// Run computes group row; the row engine calls it.
+func (e *estimate[F]) Run(row int) {
+	if err := e.group(row); err != nil {
+		e.mu.Lock()
+		if e.err == nil || row < e.badGroup {
+			e.badGroup, e.err = row, err
+		}
+		e.mu.Unlock()
+	}
+}
 
 func (e *estimate[F]) scored(i int) bool { return e.in.Scored == nil || e.in.Scored[i] }
 
@@ -286,15 +318,17 @@ func (e *estimate[F]) run() (Stats, error) {
 	if e.cfg.Estimator == GPG {
 		e.alpha = e.gpgAlpha(nScored)
 	}
-	if e.cfg.Estimator == PassK {
-		p := scratch.Get()
-		defer scratch.Put(p)
-		e.sorted = *p
-		defer func() { *p = e.sorted[:0] }()
+	e.status = slices.Grow(e.status[:0], e.groups)[:e.groups]
+	parallel.Rows(e, e.groups, max(n/max(e.groups, 1), 1))
+	if e.err != nil {
+		return Stats{}, e.err
 	}
-	for k := range e.groups {
-		if err := e.group(k); err != nil {
-			return Stats{}, err
+	for _, s := range e.status {
+		switch s {
+		case groupSingleton:
+			e.st.Singletons++
+		case groupVanished:
+			e.st.Vanishing++
 		}
 	}
 	if e.groups > 0 {
@@ -309,7 +343,7 @@ func (e *estimate[F]) run() (Stats, error) {
 }
 
 // group writes the advantages of group k (before any batch whitening) and
-// counts it.
+// its status. Groups touch disjoint entries of dst, so they run at once.
 func (e *estimate[F]) group(k int) error {
 	lo, hi, idx := e.g.members(k)
 	size := hi - lo
@@ -319,9 +353,11 @@ func (e *estimate[F]) group(k int) error {
 	m, mean, std, equal := e.groupMoments(k)
 	switch {
 	case m == 1:
-		e.st.Singletons++
+		e.status[k] = groupSingleton
 	case m > 1 && equal:
-		e.st.Vanishing++
+		e.status[k] = groupVanished
+	default:
+		e.status[k] = groupOK
 	}
 	cfg := e.cfg
 	if cfg.Estimator == PassK && m > 1 && !equal {

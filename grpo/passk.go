@@ -6,6 +6,9 @@ import (
 	"github.com/rlpost/rlpost/tensor"
 )
 
+// passKStack is the largest group PassK sorts in a stack array.
+const passKStack = 64
+
 // passK writes the pass@k advantages of one group of m ≥ 2 scored members
 // whose rewards are not all equal (docs/spec.md#group-advantages):
 //
@@ -18,21 +21,35 @@ import (
 // j = k−1 … m−1. For k = m only the best response gets a nonzero value,
 // R_max − R_second (verl's grpo_passk). Then scaled as GRPO is (Config.Scale).
 func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
+	if m <= passKStack {
+		var stack [passKStack]float64
+		_, err := e.passKSorted(stack[:0], lo, idx, size, m, std)
+		return err
+	}
+	p := scratch.Get()
+	sorted, err := e.passKSorted((*p)[:0], lo, idx, size, m, std)
+	*p = sorted[:0]
+	scratch.Put(p)
+	return err
+}
+
+// passKSorted is passK with sorted as the buffer for the group's sorted
+// rewards; it returns the buffer, grown to hold them.
+func (e *estimate[F]) passKSorted(sorted []float64, lo int, idx []int, size, m int, std float64) ([]float64, error) {
 	k := e.cfg.K
 	if k == 0 {
 		k = m
 	}
 	if k > m {
-		return tensor.Errorf(tensor.ErrShape, "Config.K", nil, "%d, but a group has %d scored members", k, m)
+		return sorted, tensor.Errorf(tensor.ErrShape, "Config.K", nil, "%d, but a group has %d scored members", k, m)
 	}
-	sorted := slices.Grow(e.sorted[:0], m)
+	sorted = slices.Grow(sorted, m)
 	for t := range size {
 		if i := at(lo, idx, t); e.scored(i) {
 			sorted = append(sorted, float64(e.r[i]))
 		}
 	}
 	slices.Sort(sorted)
-	e.sorted = sorted
 	scale := 1.0
 	switch e.cfg.Scale {
 	case ScaleGroup:
@@ -63,8 +80,8 @@ func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
 		a *= scale
 		e.dst[i] = F(a)
 		if !tensor.IsFinite(e.dst[i]) {
-			return overflow(i, a, e.cfg)
+			return sorted, overflow(i, a, e.cfg)
 		}
 	}
-	return nil
+	return sorted, nil
 }
