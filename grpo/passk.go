@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"math"
 	"slices"
 
 	"github.com/rlpost/rlpost/tensor"
@@ -21,6 +22,9 @@ const passKStack = 64
 // j = k−1 … m−1. For k = m only the best response gets a nonzero value,
 // R_max − R_second (verl's grpo_passk). Then scaled as GRPO is (Config.Scale).
 func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
+	if e.cfg.K == 0 || e.cfg.K == m {
+		return e.passAll(lo, idx, size, std)
+	}
 	if m <= passKStack {
 		var stack [passKStack]float64
 		_, err := e.passKSorted(stack[:0], lo, idx, size, m, std)
@@ -31,6 +35,47 @@ func (e *estimate[F]) passK(lo int, idx []int, size, m int, std float64) error {
 	*p = sorted[:0]
 	scratch.Put(p)
 	return err
+}
+
+// passAll is passK for k = m, which needs only the two largest rewards,
+// not the sorted group: A_i = R_i − R_second for the best response (0 on a
+// tie for best), 0 for the others.
+func (e *estimate[F]) passAll(lo int, idx []int, size int, std float64) error {
+	first, second := math.Inf(-1), math.Inf(-1) // the two largest, with repeats
+	for t := range size {
+		if i := at(lo, idx, t); e.scored(i) {
+			r := float64(e.r[i])
+			if r > first {
+				first, second = r, first
+			} else if r > second {
+				second = r
+			}
+		}
+	}
+	scale := e.passScale(std)
+	for t := range size {
+		i := at(lo, idx, t)
+		var a float64
+		if r := float64(e.r[i]); e.scored(i) && r == first && second < r {
+			a = (r - second) * scale
+		}
+		e.dst[i] = F(a)
+		if !tensor.IsFinite(e.dst[i]) {
+			return overflow(i, a, e.cfg)
+		}
+	}
+	return nil
+}
+
+// passScale is the factor pass@k advantages are scaled by (Config.Scale).
+func (e *estimate[F]) passScale(std float64) float64 {
+	switch e.cfg.Scale {
+	case ScaleGroup:
+		return 1 / (std + e.cfg.Eps)
+	case ScaleBatch:
+		return 1 / (e.batchStd + e.cfg.Eps)
+	}
+	return 1
 }
 
 // passKSorted is passK with sorted as the buffer for the group's sorted
@@ -50,13 +95,7 @@ func (e *estimate[F]) passKSorted(sorted []float64, lo int, idx []int, size, m i
 		}
 	}
 	slices.Sort(sorted)
-	scale := 1.0
-	switch e.cfg.Scale {
-	case ScaleGroup:
-		scale = 1 / (std + e.cfg.Eps)
-	case ScaleBatch:
-		scale = 1 / (e.batchStd + e.cfg.Eps)
-	}
+	scale := e.passScale(std)
 	for t := range size {
 		i := at(lo, idx, t)
 		if !e.scored(i) {
