@@ -538,13 +538,7 @@ func (e *estimate[F]) whitened(k int) (lo int, idx []int, size int, ok bool) {
 	if e.cfg.Estimator != ReinforcePlusPlusBaseline || e.cfg.Singleton != SingletonZero {
 		return lo, idx, size, true
 	}
-	m := 0
-	for t := range size {
-		if e.scored(at(lo, idx, t)) {
-			m++
-		}
-	}
-	return lo, idx, size, m != 1
+	return lo, idx, size, e.status[k] != groupSingleton // one scored member
 }
 
 // weight is member i's weight in the whitening: its length, or 1.
