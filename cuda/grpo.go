@@ -33,6 +33,10 @@ func (c *Context) GroupAdvantages(dst, rewards *Buffer, groupSize int, cfg grpo.
 	if err := cfg.Validate(); err != nil {
 		return grpo.Stats{}, fmt.Errorf("cuda: %w", err)
 	}
+	if cfg.Estimator > grpo.RLOO || cfg.Singleton != grpo.SingletonZero {
+		return grpo.Stats{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"the device computes GRPO and RLOO with SingletonZero; use grpo.AdvantagesWith for the other estimators and rules"))
+	}
 	out, err := run(c, &c.calls.grpo, grpoCall{dst: dst, rewards: rewards, size: groupSize, cfg: cfg})
 	return out.st, err
 }

@@ -56,6 +56,13 @@ type Config struct {
 	Std       Std
 	// Eps is ε in the denominator, 1e-6 by default.
 	Eps float64
+	// Singleton is the advantage of a group with one (scored) member:
+	// SingletonZero (the zero value) or SingletonReward (verl).
+	Singleton Singleton
+	// K is k of PassK: 0 means each group's size (verl's grpo_passk).
+	K int
+	// GPGAlpha is GPG's batch correction α; other estimators ignore it.
+	GPGAlpha GPGAlpha
 }
 
 // DefaultConfig is GRPO: group mean and unbiased group std, ε = 1e-6.
@@ -64,7 +71,7 @@ func DefaultConfig() Config { return Config{Eps: 1e-6} }
 // Validate reports the first field of c that is out of its domain.
 func (c Config) Validate() error {
 	switch {
-	case c.Estimator != GRPO && c.Estimator != RLOO:
+	case c.Estimator < GRPO || c.Estimator >= numEstimators:
 		return tensor.Errorf(tensor.ErrRange, "Config.Estimator", nil, "%d is not an Estimator", int(c.Estimator))
 	case c.Scale < ScaleGroup || c.Scale > ScaleNone:
 		return tensor.Errorf(tensor.ErrRange, "Config.Scale", nil, "%d is not a Scale", int(c.Scale))
@@ -73,7 +80,7 @@ func (c Config) Validate() error {
 	case !(c.Eps >= 0) || math.IsInf(c.Eps, 1):
 		return tensor.Errorf(tensor.ErrRange, "Config.Eps", nil, "%v, want a finite number ≥ 0", c.Eps)
 	}
-	return nil
+	return c.validateMore()
 }
 
 // Stats describe the groups of one Advantages call.
@@ -85,8 +92,11 @@ type Stats struct {
 	Vanishing int
 	// VanishingFrac = Vanishing / Groups (0 without groups).
 	VanishingFrac float64
-	// MeanReward and StdReward describe all rewards (population std).
+	// MeanReward and StdReward describe all rewards (population std);
+	// with a Scored mask, the scored ones.
 	MeanReward, StdReward float64
+	// Unscored counts the rewards the Scored mask excludes.
+	Unscored int
 }
 
 // Groups says which rewards form a group: contiguous runs of a fixed size,
@@ -156,6 +166,9 @@ func (g Groups) members(k int) (lo, hi int, idx []int) {
 func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, fmt.Errorf("grpo: %w", err)
+	}
+	if cfg.general() {
+		return AdvantagesWith(dst, rewards, g, cfg, Inputs[F]{})
 	}
 	n := len(rewards)
 	if n == 0 {

@@ -17,12 +17,54 @@
 // happened. Groups are contiguous runs of a fixed size or are given by group
 // ids in any order.
 //
+// # Estimators under verl's names (AdvantagesWith)
+//
+// Each reads the rewards and, where named, Inputs; R̄_B and σ_B are a
+// whitening over the batch, (x − mean)/sqrt(var + 1e-8) with var unbiased
+// (Config.Std), as verl's masked_whiten:
+//
+//	reinforce_plus_plus (REINFORCE++: Stabilizing Critic-Free Policy Optimization with
+//	     Global Advantage Normalization, arXiv 2501.03262 v9, global advantage normalisation):
+//	                         A_i = whiten_B(R_i)
+//	reinforce_plus_plus_baseline (same paper, "REINFORCE++ w/ baseline"):
+//	                         A_i = whiten_B(R_i − mean_g(R))
+//	remax (ReMax: A Simple, Effective, and Efficient Reinforcement Learning Method for
+//	     Aligning Large Language Models, arXiv 2310.10505):
+//	                         A_i = R_i − R(greedy response to the same prompt)
+//	opo (On-Policy RL with Optimal Reward Baseline, arXiv 2505.23585):
+//	                         A_i = R_i − Σ_j l_j R_j / Σ_j l_j   (l: response lengths)
+//	gpg (GPG: A Simple and Strong Reinforcement Learning Baseline for Model Reasoning,
+//	     arXiv 2504.02546):  A_i = α·(R_i − mean_g(R)), α = B/(B − M), F_norm = 1
+//	grpo_passk (Optimizing Language Models for Inference Time Objectives using
+//	     Reinforcement Learning, arXiv 2503.19595, the leave-one-out max@k estimator):
+//	                         A_i = E_T[max(R_i − max T, 0)] / (std_g + ε)
+//
+// For the REINFORCE++ pair the paper and verl normalise over tokens: with
+// outcome rewards and γ = 1 every token of response i carries R_i, so the
+// token whitening is the per-response one with each response weighted by
+// its length. Given Inputs.Lengths that is what is computed; without it
+// every response weighs 1. (With γ < 1 verl's REINFORCE++ whitens the
+// discounted token returns: gae.Advantages with zero values, λ = 1 and
+// Whiten.) M in GPG counts the responses whose advantage vanishes (groups
+// of equal rewards, and singletons under SingletonZero); verl's α counts
+// nonzero rewards instead (GPGNonzero). T in pass@k is a random set of
+// k − 1 of the other members; k = Config.K, or the group size, where only
+// the best response gets R_max − R_second (verl's grpo_passk).
+//
+// Size-1 groups: rlpost gives them 0 (SingletonZero, the default); verl
+// gives them the reward, baseline 0 and spread 1: R/(1 + ε) for GRPO
+// (SingletonReward). Rewards marked unscored in Inputs.Scored are not
+// read: they enter no mean, spread or α, get 0 and are counted in
+// Stats.Unscored. VerlDefaults and TRLDefaults reproduce the two peers'
+// advantage defaults (ε 1e-6 and 1e-4).
+//
 // Reward shaping around the advantage:
 //
 //	AReaL:               r' = clip((r + bias)·scale, −c, c), bias −0.5, scale 10 (LLaVA-OneVision-1.5's
 //	                     RL write-up), c 20 (rlpost's guard)
 //	DAPO overlong:       r' = r + min(−(|y| − (L_max − L_cache))/L_cache · f, 0), and r − f past L_max
 //	DAPO dynamic sampling: keep a group iff its rewards are not all equal (or it has one member)
+//	DAPO overlong filtering: the loss mask of a truncated response is 0 (MaskTruncated)
 //
 // The loss presets are ppo.Config values with each paper's defaults: GRPO
 // (ε 0.2, β 0.04, k3 KL, per-sequence mean), Dr. GRPO (sum over tokens

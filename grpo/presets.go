@@ -50,3 +50,19 @@ func DecoupledLoss() ppo.Config {
 // rounded up, and the printed advantages +0.73 and −1.71 divide by 0.41;
 // with 0.400 they are +0.75 and −1.75).
 func AReaLAdvantages() Config { return Config{Std: Population, Eps: 1e-6} }
+
+// VerlDefaults returns the advantage configuration of verl's
+// compute_grpo_outcome_advantage with its defaults (epsilon 1e-6,
+// norm_adv_by_std_in_grpo = true: ScaleGroup; false is ScaleNone), the
+// unbiased group std (torch.std), a size-1 group given its reward
+// (SingletonReward), and for GPG verl's α = B/#{R ≠ 0} (GPGNonzero).
+func VerlDefaults() Config {
+	return Config{Eps: 1e-6, Singleton: SingletonReward, GPGAlpha: GPGNonzero}
+}
+
+// TRLDefaults returns the advantage configuration of TRL's GRPOTrainer
+// with its defaults: scale_rewards "group" (ScaleGroup; "batch" and
+// "none"/False are ScaleBatch and ScaleNone), the unbiased group std
+// (torch.std) and ε = 1e-4 in (R − mean)/(std + ε). TRL needs groups of
+// two or more (num_generations ≥ 2); size-1 groups keep rlpost's 0.
+func TRLDefaults() Config { return Config{Eps: 1e-4} }

@@ -25,17 +25,44 @@ type GAERequest struct {
 	Values  [][]float64 `json:"values"`
 	Mask    [][]float64 `json:"mask"`
 	Config  struct {
+		Preset string  `json:"preset"`
 		Gamma  float64 `json:"gamma"`
 		Lam    float64 `json:"lam"`
 		Whiten bool    `json:"whiten"`
 	} `json:"config"`
 }
 
+// gaePreset returns the GAE configuration a preset starts from: verl's
+// compute_gae_advantage_return (algorithm.gamma 1, lam 1) always whitens
+// the advantages (masked_whiten); TRL's PPOTrainer (gamma 1, lam 0.95)
+// whitens them too.
+func gaePreset(name string) (gae.Config, error) {
+	switch name {
+	case "":
+		return gae.DefaultConfig(), nil
+	case "verl":
+		return gae.Config{Gamma: 1, Lambda: 1, Whiten: true}, nil
+	case "trl":
+		return gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true}, nil
+	}
+	return gae.Config{}, tensor.Errorf(tensor.ErrRange, "config.preset", nil, "%q, want \"verl\" or \"trl\"", name)
+}
+
 // DecodeGAE turns a gae request into the library's inputs and configuration,
-// with docs/conformance.md's defaults (γ = 1, λ = 1, no whitening).
+// with docs/conformance.md's defaults (γ = 1, λ = 1, no whitening), or
+// those of config.preset, which the other config fields override.
 func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
+	var head struct {
+		Config struct {
+			Preset string `json:"preset"`
+		} `json:"config"`
+	}
+	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
+	def, err := gaePreset(head.Config.Preset)
+	if err != nil {
+		return GAEInputs{}, gae.Config{}, err
+	}
 	var req GAERequest
-	def := gae.DefaultConfig()
 	req.Config.Gamma, req.Config.Lam, req.Config.Whiten = def.Gamma, def.Lambda, def.Whiten
 	if err := decode(raw, &req); err != nil {
 		return GAEInputs{}, gae.Config{}, err

@@ -17,32 +17,85 @@ type GroupAdvantagesRequest struct {
 	Rewards   []float64 `json:"rewards"`
 	GroupSize int       `json:"group_size"`
 	GroupIDs  []int     `json:"group_ids"`
-	Config    struct {
+	// BaselineRewards, Lengths and Scored are grpo.Inputs.
+	BaselineRewards []float64 `json:"baseline_rewards"`
+	Lengths         []int     `json:"lengths"`
+	Scored          []bool    `json:"scored"`
+	Config          struct {
+		Preset    string  `json:"preset"`
 		Estimator string  `json:"estimator"`
 		Scale     string  `json:"scale"`
 		Std       string  `json:"std"`
 		Eps       float64 `json:"eps"`
+		Singleton string  `json:"singleton"`
+		K         int     `json:"k"`
+		GPGAlpha  string  `json:"gpg_alpha"`
 	} `json:"config"`
 }
 
+// estimators maps verl's adv_estimator names onto grpo's estimators.
+var estimators = map[string]grpo.Estimator{
+	"grpo": grpo.GRPO, "rloo": grpo.RLOO,
+	"reinforce_plus_plus": grpo.ReinforcePlusPlus, "reinforce_plus_plus_baseline": grpo.ReinforcePlusPlusBaseline,
+	"remax": grpo.ReMax, "opo": grpo.OPO, "gpg": grpo.GPG, "grpo_passk": grpo.PassK,
+}
+
+const estimatorNames = `"grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "remax", "opo", "gpg" or "grpo_passk"`
+
+// groupPreset returns the configuration a preset starts from, in the
+// request's own vocabulary.
+func groupPreset(name string) (grpo.Config, error) {
+	switch name {
+	case "":
+		return grpo.DefaultConfig(), nil
+	case "verl":
+		return grpo.VerlDefaults(), nil
+	case "trl":
+		return grpo.TRLDefaults(), nil
+	}
+	return grpo.Config{}, fmt.Errorf("config.preset: %q, want \"verl\" or \"trl\"", name)
+}
+
 // DecodeGroupAdvantages turns a group_advantages request into rewards,
-// groups and configuration.
+// groups and configuration; a request with baseline_rewards, lengths or
+// scored needs DecodeGroupAdvantagesWith.
 func DecodeGroupAdvantages(raw json.RawMessage) ([]float64, grpo.Groups, grpo.Config, error) {
+	rewards, g, cfg, in, err := DecodeGroupAdvantagesWith(raw)
+	if err == nil && (in.Baseline != nil || in.Lengths != nil || in.Scored != nil) {
+		err = fmt.Errorf("baseline_rewards, lengths and scored need DecodeGroupAdvantagesWith")
+	}
+	return rewards, g, cfg, err
+}
+
+// DecodeGroupAdvantagesWith turns a group_advantages request into rewards,
+// groups, configuration and the inputs of grpo.AdvantagesWith, with
+// docs/conformance.md's defaults (those of config.preset when given).
+func DecodeGroupAdvantagesWith(raw json.RawMessage) ([]float64, grpo.Groups, grpo.Config, grpo.Inputs[float64], error) {
+	var none grpo.Inputs[float64]
+	// The preset sets the defaults that the other fields then override.
+	var head struct {
+		Config struct {
+			Preset string `json:"preset"`
+		} `json:"config"`
+	}
+	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
+	def, err := groupPreset(head.Config.Preset)
+	if err != nil {
+		return nil, grpo.Groups{}, grpo.Config{}, none, err
+	}
 	var req GroupAdvantagesRequest
 	c := &req.Config
-	c.Estimator, c.Scale, c.Std, c.Eps = "grpo", "group", "unbiased", 1e-6
+	c.Estimator, c.Scale, c.Std, c.Eps = "grpo", scaleName(def.Scale), stdName(def.Std), def.Eps
+	c.Singleton, c.GPGAlpha = singletonName(def.Singleton), gpgAlphaName(def.GPGAlpha)
 	if err := decode(raw, &req); err != nil {
-		return nil, grpo.Groups{}, grpo.Config{}, err
+		return nil, grpo.Groups{}, grpo.Config{}, none, err
 	}
-	cfg := grpo.Config{Eps: c.Eps}
-	switch c.Estimator {
-	case "grpo":
-		cfg.Estimator = grpo.GRPO
-	case "rloo":
-		cfg.Estimator = grpo.RLOO
-	default:
-		return nil, grpo.Groups{}, cfg, fmt.Errorf("config.estimator: %q, want \"grpo\" or \"rloo\"", c.Estimator)
+	cfg := grpo.Config{Eps: c.Eps, K: c.K}
+	est, ok := estimators[c.Estimator]
+	if !ok {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.estimator: %q, want %s", c.Estimator, estimatorNames)
 	}
+	cfg.Estimator = est
 	switch c.Scale {
 	case "group":
 		cfg.Scale = grpo.ScaleGroup
@@ -51,7 +104,7 @@ func DecodeGroupAdvantages(raw json.RawMessage) ([]float64, grpo.Groups, grpo.Co
 	case "none":
 		cfg.Scale = grpo.ScaleNone
 	default:
-		return nil, grpo.Groups{}, cfg, fmt.Errorf("config.scale: %q, want \"group\", \"batch\" or \"none\"", c.Scale)
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.scale: %q, want \"group\", \"batch\" or \"none\"", c.Scale)
 	}
 	switch c.Std {
 	case "unbiased":
@@ -59,27 +112,63 @@ func DecodeGroupAdvantages(raw json.RawMessage) ([]float64, grpo.Groups, grpo.Co
 	case "population":
 		cfg.Std = grpo.Population
 	default:
-		return nil, grpo.Groups{}, cfg, fmt.Errorf("config.std: %q, want \"unbiased\" or \"population\"", c.Std)
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.std: %q, want \"unbiased\" or \"population\"", c.Std)
 	}
+	switch c.Singleton {
+	case "zero":
+		cfg.Singleton = grpo.SingletonZero
+	case "reward":
+		cfg.Singleton = grpo.SingletonReward
+	default:
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.singleton: %q, want \"zero\" or \"reward\"", c.Singleton)
+	}
+	switch c.GPGAlpha {
+	case "valid":
+		cfg.GPGAlpha = grpo.GPGValid
+	case "nonzero":
+		cfg.GPGAlpha = grpo.GPGNonzero
+	default:
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.gpg_alpha: %q, want \"valid\" or \"nonzero\"", c.GPGAlpha)
+	}
+	in := grpo.Inputs[float64]{Baseline: req.BaselineRewards, Lengths: req.Lengths, Scored: req.Scored}
 	switch {
 	case req.GroupIDs != nil && req.GroupSize != 0:
-		return nil, grpo.Groups{}, cfg, fmt.Errorf("give either group_size or group_ids, not both")
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("give either group_size or group_ids, not both")
 	case req.GroupIDs != nil:
 		g, err := grpo.ByID(req.GroupIDs)
-		return req.Rewards, g, cfg, err
+		return req.Rewards, g, cfg, in, err
+	case req.GroupSize == 0 && (cfg.Estimator == grpo.ReinforcePlusPlus || cfg.Estimator == grpo.ReMax):
+		// These two have no group baseline: groups of one.
+		return req.Rewards, grpo.Contiguous(1), cfg, in, nil
 	case req.GroupSize == 0:
-		return nil, grpo.Groups{}, cfg, fmt.Errorf("give group_size (contiguous groups) or group_ids")
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("give group_size (contiguous groups) or group_ids")
 	}
-	return req.Rewards, grpo.Contiguous(req.GroupSize), cfg, nil
+	return req.Rewards, grpo.Contiguous(req.GroupSize), cfg, in, nil
+}
+
+func scaleName(s grpo.Scale) string {
+	return [...]string{grpo.ScaleGroup: "group", grpo.ScaleBatch: "batch", grpo.ScaleNone: "none"}[s]
+}
+
+func stdName(s grpo.Std) string {
+	return [...]string{grpo.Unbiased: "unbiased", grpo.Population: "population"}[s]
+}
+
+func singletonName(s grpo.Singleton) string {
+	return [...]string{grpo.SingletonZero: "zero", grpo.SingletonReward: "reward"}[s]
+}
+
+func gpgAlphaName(a grpo.GPGAlpha) string {
+	return [...]string{grpo.GPGValid: "valid", grpo.GPGNonzero: "nonzero"}[a]
 }
 
 func groupAdvantages(raw json.RawMessage) (any, error) {
-	rewards, groups, cfg, err := DecodeGroupAdvantages(raw)
+	rewards, groups, cfg, in, err := DecodeGroupAdvantagesWith(raw)
 	if err != nil {
 		return nil, err
 	}
 	adv := make([]float64, len(rewards))
-	if _, err := grpo.Advantages(adv, rewards, groups, cfg); err != nil {
+	if _, err := grpo.AdvantagesWith(adv, rewards, groups, cfg, in); err != nil {
 		return nil, err
 	}
 	return struct {

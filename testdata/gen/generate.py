@@ -200,6 +200,97 @@ def group_cases(g):
     return cases
 
 
+ESTIMATORS = ["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "remax", "opo", "gpg",
+              "grpo_passk"]
+
+
+def group_estimator_cases(g):
+    """Every estimator of docs/spec.md#group-advantages under every option,
+    with size-1 groups, groups of equal rewards, one reward in the batch
+    and unscored members."""
+    cases = []
+    for k in range(96):
+        est = ESTIMATORS[k % len(ESTIMATORS)]
+        size = g.pick([1, 2, 3, 4, 5, 8])
+        groups = g.pick([1, 2, 3, 5])
+        if k % 24 == 5:
+            size, groups = 1, 1  # B = 1
+        if est == "grpo_passk" and size == 1 and k % 2:
+            size = 4
+        rewards = []
+        for _ in range(groups):
+            roll = g.r.random()
+            for _ in range(size):
+                if roll < 0.25:
+                    rewards.append(rewards[-1] if rewards and len(rewards) % size else g.pick([0.0, 1.0, 0.5]))
+                elif k % 3 == 0:
+                    rewards.append(float(g.r.randint(0, 1)))
+                else:
+                    rewards.append(g.pick([0.0, 1.0, g.u(-2, 3)]))
+        n = len(rewards)
+        req = {"op": "group_advantages", "rewards": rewards}
+        if k % 4 == 3:
+            ids = [i // size for i in range(n)]
+            g.r.shuffle(ids)
+            req["group_ids"] = [50 - 3 * i for i in ids]
+        else:
+            req["group_size"] = size
+        cfg = {"estimator": est}
+        if k % 5 == 1:
+            req["scored"] = [g.r.random() < 0.7 for _ in range(n)]
+        if est == "remax":
+            req["baseline_rewards"] = [g.pick([0.0, 1.0, g.u(-1, 2)]) for _ in range(n)]
+        if est == "opo" or (est.startswith("reinforce") and k % 2):
+            req["lengths"] = [g.r.randint(1, 40) for _ in range(n)]
+        if est in ("grpo", "rloo", "grpo_passk"):
+            cfg["scale"] = g.pick(["group", "group", "batch", "none"])
+            cfg["eps"] = g.pick([1e-6, 1e-4])
+        if est.startswith("reinforce"):
+            cfg["std"] = g.pick(["unbiased", "unbiased", "population"])
+        elif est in ("grpo", "rloo", "grpo_passk"):
+            cfg["std"] = g.pick(["unbiased", "population"])
+        if est != "grpo_passk" and k % 3 != 1:
+            cfg["singleton"] = g.pick(["zero", "reward"])
+        if est == "gpg":
+            cfg["gpg_alpha"] = g.pick(["valid", "nonzero"])
+        if est == "grpo_passk" and k % 3 == 0:
+            smallest = min(sum(1 for i in range(t, t + size) if req.get("scored", [True] * n)[i])
+                           for t in range(0, n, size))
+            if smallest >= 2 and "group_ids" not in req:
+                cfg["k"] = g.r.randint(2, smallest)
+        if k % 7 == 4:
+            cfg["preset"] = g.pick(["verl", "trl"])
+        req["config"] = cfg
+        cases.append(req)
+    return cases + group_estimator_edges()
+
+
+def group_estimator_edges():
+    """Every estimator on the edge shapes, under both size-1 rules and both
+    presets: one reward in the batch; groups of one, two and one by ids;
+    a group of equal rewards; a group left with one scored member."""
+    shapes = [
+        {"rewards": [0.7], "group_size": 1},
+        {"rewards": [1.0, 0.5, 0.0, 0.25], "group_ids": [0, 1, 1, 2]},
+        {"rewards": [1.0, 1.0, 0.0, 1.0, 0.5, 0.0], "group_size": 2},
+        {"rewards": [1.0, 0.0, 2.0, 1.0, 0.0, 0.5], "group_size": 3, "scored": [True, False, False, True, True, True]},
+    ]
+    cases = []
+    for est in ESTIMATORS:
+        for shape in shapes:
+            n = len(shape["rewards"])
+            for cfg in ({"singleton": "zero"}, {"singleton": "reward"}, {"preset": "verl"}, {"preset": "trl"}):
+                req = {"op": "group_advantages"}
+                req.update(shape)
+                if est == "remax":
+                    req["baseline_rewards"] = [0.5] * n
+                if est == "opo":
+                    req["lengths"] = [1 + 3 * i for i in range(n)]
+                req["config"] = dict(cfg, estimator=est)
+                cases.append(req)
+    return cases
+
+
 def gae_cases(g):
     cases = []
     for k in range(44):
@@ -332,6 +423,7 @@ SUITES = {
     "tas_weights": (tas_cases, 6),
     "offpolicy_advantages": (offpolicy_cases, 7),
     "appo_weights": (appo_cases, 8),
+    "group_advantages_estimators": (group_estimator_cases, 9),
 }
 
 

@@ -12,6 +12,7 @@ no official code exists and the point is an independent reading of the text.
 Only the standard library and torch are used. Python floats are float64.
 """
 
+import itertools
 import math
 
 import torch
@@ -187,6 +188,9 @@ def _std(xs, unbiased):
 def group_advantages(req):
     cfg = {"estimator": "grpo", "scale": "group", "std": "unbiased", "eps": 1e-6}
     cfg.update(req.get("config", {}))
+    if cfg["estimator"] not in ("grpo", "rloo") or set(cfg) - {"estimator", "scale", "std", "eps"} or \
+            "scored" in req:
+        return group_estimators(req)
     rewards = [float(r) for r in req["rewards"]]
     n = len(rewards)
     if "group_ids" in req:
@@ -224,6 +228,127 @@ def group_advantages(req):
     return {"advantages": out}
 
 
+# Every estimator, plain float64 loops written from the papers' formulas
+# (docs/spec.md#group-advantages), independent of the Go code's algebra:
+# pass@k enumerates the subsets instead of using the order statistics.
+
+GROUP_PRESETS = {
+    "verl": {"eps": 1e-6, "scale": "group", "std": "unbiased", "singleton": "reward", "gpg_alpha": "nonzero"},
+    "trl": {"eps": 1e-4, "scale": "group", "std": "unbiased", "singleton": "zero", "gpg_alpha": "valid"},
+}
+
+
+def _members(req, n):
+    if "group_ids" in req:
+        groups = {}
+        for i, g in enumerate(req["group_ids"]):
+            groups.setdefault(g, []).append(i)
+        return [groups[g] for g in sorted(groups)]
+    size = req.get("group_size", 1)
+    return [list(range(k, k + size)) for k in range(0, n, size)]
+
+
+def _pass_k(rs, i, k):
+    """E over (k−1)-subsets T of the others of max(r_i − max T, 0)."""
+    others = rs[:i] + rs[i + 1:]
+    subsets = list(itertools.combinations(others, k - 1))
+    return sum(max(rs[i] - max(t), 0.0) for t in subsets) / len(subsets)
+
+
+def group_estimators(req):
+    cfg = {"estimator": "grpo", "scale": "group", "std": "unbiased", "eps": 1e-6,
+           "singleton": "zero", "k": 0, "gpg_alpha": "valid"}
+    cfg.update(GROUP_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
+    cfg.update(req.get("config", {}))
+    est = cfg["estimator"]
+    rewards = [float(r) for r in req["rewards"]]
+    n = len(rewards)
+    scored = req.get("scored", [True] * n)
+    lengths = req.get("lengths")
+    unbiased = cfg["std"] == "unbiased"
+    members = [[i for i in idx if scored[i]] for idx in _members(req, n)]
+    batch_std = _std([rewards[i] for i in range(n) if scored[i]], unbiased)
+    out = [0.0] * n
+
+    def spread(std):
+        if cfg["scale"] == "group":
+            return std + cfg["eps"]
+        if cfg["scale"] == "batch":
+            return batch_std + cfg["eps"]
+        return 1.0
+
+    def equal(idx):
+        return all(rewards[i] == rewards[idx[0]] for i in idx)
+
+    zero_single = cfg["singleton"] == "zero"
+    if est == "gpg":
+        b = sum(1 for i in range(n) if scored[i])
+        if cfg["gpg_alpha"] == "nonzero":
+            alpha = b / max(sum(1 for i in range(n) if scored[i] and rewards[i] != 0), 1)
+        else:
+            bad = sum(len(idx) for idx in members if (len(idx) == 1 and zero_single) or
+                      (len(idx) > 1 and equal(idx)))
+            alpha = 1.0 if bad == b else b / (b - bad)
+    whitened = []  # (index, weight) of the members REINFORCE++ whitens
+    for idx in members:
+        if not idx:
+            continue
+        rs = [rewards[i] for i in idx]
+        m = len(rs)
+        mean = sum(rs) / m
+        std = _std(rs, unbiased)
+        if est in ("reinforce_plus_plus", "remax"):
+            for i in idx:
+                out[i] = rewards[i] - (req["baseline_rewards"][i] if est == "remax" else 0.0)
+            whitened += idx
+            continue
+        if m == 1:
+            if zero_single or est == "grpo_passk":
+                continue
+            i = idx[0]
+            if est in ("grpo", "rloo"):
+                out[i] = rewards[i] / spread(1.0)
+            elif est == "gpg":
+                out[i] = alpha * rewards[i]
+            else:
+                out[i] = rewards[i]
+            whitened.append(i)
+            continue
+        if equal(idx):
+            whitened += idx
+            continue
+        for j, i in enumerate(idx):
+            r = rewards[i]
+            if est == "grpo":
+                a = (r - mean) / spread(std)
+            elif est == "rloo":
+                a = (r - (sum(rs) - r) / (m - 1)) / spread(std)
+            elif est == "reinforce_plus_plus_baseline":
+                a = r - mean
+            elif est == "opo":
+                ls = [lengths[t] for t in idx]
+                a = r - sum(l * x for l, x in zip(ls, rs)) / sum(ls)
+            elif est == "gpg":
+                a = alpha * (r - mean)
+            elif est == "grpo_passk":
+                k = cfg["k"] or m
+                a = _pass_k(rs, j, k) / spread(std)
+            else:
+                raise ValueError("unknown estimator " + est)
+            out[i] = a
+        whitened += idx
+    if est in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        w = [float(lengths[i]) if lengths else 1.0 for i in whitened]
+        tot = sum(w)
+        if tot > 0:
+            mean = sum(wi * out[i] for wi, i in zip(w, whitened)) / tot
+            div = tot - 1 if unbiased else tot
+            var = sum(wi * (out[i] - mean) ** 2 for wi, i in zip(w, whitened)) / div if div > 0 else 0.0
+            for i in whitened:
+                out[i] = (out[i] - mean) / math.sqrt(var + 1e-8)
+    return {"advantages": out}
+
+
 # ---------------------------------------------------------------- GAE
 
 
@@ -240,8 +365,13 @@ def _whiten(adv, mask):
              for t in range(len(adv[b]))] for b in range(len(adv))]
 
 
+GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True},
+               "trl": {"gamma": 1.0, "lam": 0.95, "whiten": True}}
+
+
 def gae(req):
     cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False}
+    cfg.update(GAE_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     g, lam = cfg["gamma"], cfg["lam"]
     r, v, m = req["rewards"], req["values"], req["mask"]

@@ -1,0 +1,72 @@
+package conform_test
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/stretchr/testify/require"
+)
+
+func runJSON(t *testing.T, req string, out any) {
+	t.Helper()
+	resp, err := conform.Run([]byte(req))
+	require.NoError(t, err)
+	b, err := json.Marshal(resp)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, out))
+}
+
+// TestGAEPresets: verl's compute_gae_advantage_return (γ = λ = 1) and TRL's
+// PPOTrainer (γ = 1, λ = 0.95) whiten the advantages, values worked by hand.
+func TestGAEPresets(t *testing.T) {
+	var got struct{ Advantages, Returns [][]float64 }
+	// verl: returns 1, 1 | 0, 0; mean 0.5, unbiased var 1/3.
+	runJSON(t, `{"op": "gae", "rewards": [[0, 1], [0, 0]], "values": [[0, 0], [0, 0]], "mask": [[1, 1], [1, 1]],
+		"config": {"preset": "verl"}}`, &got)
+	s := 0.5 / math.Sqrt(1.0/3+1e-8)
+	require.InDeltaSlice(t, []float64{s, s}, got.Advantages[0], 1e-12)
+	require.InDeltaSlice(t, []float64{-s, -s}, got.Advantages[1], 1e-12)
+	require.Equal(t, []float64{1, 1}, got.Returns[0])
+	// TRL: δ_1 = 1 − 0.25 = 0.75, A_0 = (0.25 − 0.5) + 0.95·0.75 = 0.4625;
+	// whitened: ±0.14375/sqrt(2·0.14375² + 1e-8).
+	runJSON(t, `{"op": "gae", "rewards": [[0, 1]], "values": [[0.5, 0.25]], "mask": [[1, 1]],
+		"config": {"preset": "trl"}}`, &got)
+	w := 0.14375 / math.Sqrt(2*0.14375*0.14375+1e-8)
+	require.InDeltaSlice(t, []float64{-w, w}, got.Advantages[0], 1e-12)
+	require.InDeltaSlice(t, []float64{0.9625, 1}, got.Returns[0], 1e-12)
+	// A field beside the preset overrides it.
+	runJSON(t, `{"op": "gae", "rewards": [[0, 1], [0, 0]], "values": [[0, 0], [0, 0]], "mask": [[1, 1], [1, 1]],
+		"config": {"preset": "verl", "whiten": false}}`, &got)
+	require.Equal(t, []float64{1, 1}, got.Advantages[0])
+	_, err := conform.Run([]byte(`{"op": "gae", "rewards": [[0]], "values": [[0]], "mask": [[1]], "config": {"preset": "openrlhf"}}`))
+	require.ErrorContains(t, err, "config.preset")
+}
+
+// TestGroupPresets: one group with rewards 1, 0, 0, 0 (mean 0.25, torch.std
+// 0.5) and a lone response with reward 1: verl's
+// compute_grpo_outcome_advantage gives 0.75/(0.5 + 1e-6) and 1/(1 + 1e-6);
+// TRL's GRPOTrainer 0.75/(0.5 + 1e-4), and needs two generations.
+func TestGroupPresets(t *testing.T) {
+	var got struct{ Advantages []float64 }
+	runJSON(t, `{"op": "group_advantages", "rewards": [1, 0, 0, 0, 1], "group_ids": [0, 0, 0, 0, 1],
+		"config": {"preset": "verl"}}`, &got)
+	require.InDelta(t, 1.499997000006, got.Advantages[0], 1e-12)
+	require.InDelta(t, 0.999999000001, got.Advantages[4], 1e-15)
+	runJSON(t, `{"op": "group_advantages", "rewards": [1, 0, 0, 0], "group_size": 4, "config": {"preset": "trl"}}`, &got)
+	require.InDelta(t, 1.4997000599880024, got.Advantages[0], 1e-12)
+	// norm_adv_by_std_in_grpo = false beside the preset.
+	runJSON(t, `{"op": "group_advantages", "rewards": [1, 0, 0, 0], "group_size": 4, "config": {"preset": "verl", "scale": "none"}}`, &got)
+	require.Equal(t, 0.75, got.Advantages[0])
+	for _, bad := range []string{
+		`{"op": "group_advantages", "rewards": [1, 0], "group_size": 2, "config": {"preset": "openrlhf"}}`,
+		`{"op": "group_advantages", "rewards": [1, 0], "group_size": 2, "config": {"estimator": "vapo"}}`,
+		`{"op": "group_advantages", "rewards": [1, 0], "group_size": 2, "config": {"singleton": "one"}}`,
+		`{"op": "group_advantages", "rewards": [1, 0], "group_size": 2, "config": {"estimator": "remax"}}`,
+		`{"op": "group_advantages", "rewards": [1, 0], "group_size": 2, "lengths": [1, 2]}`,
+	} {
+		_, err := conform.Run([]byte(bad))
+		require.Error(t, err, bad)
+	}
+}
