@@ -24,7 +24,7 @@ func TestReinforcePlusPlusIsTokenWhitening(t *testing.T) {
 		}
 		tr.Data[b*T+l-1] = rewards[b]
 	}
-	adv, ret := make([]float64, 4*T), make([]float64, 4*T)
+	adv, ret := tensor.MustNew[float64](4, T), tensor.MustNew[float64](4, T)
 	require.NoError(t, gae.Advantages(adv, ret, tr, values, mask, gae.Config{Gamma: 1, Lambda: 1, Whiten: true}))
 	got := make([]float64, 4)
 	_, err := grpo.AdvantagesWith(got, rewards, grpo.Contiguous(1), grpo.Config{Estimator: grpo.ReinforcePlusPlus},
@@ -32,7 +32,7 @@ func TestReinforcePlusPlusIsTokenWhitening(t *testing.T) {
 	require.NoError(t, err)
 	for b, l := range lengths {
 		for t2 := range l {
-			require.InDelta(t, adv[b*T+t2], got[b], 1e-12, "row %d token %d", b, t2)
+			require.InDelta(t, adv.Data[b*T+t2], got[b], 1e-12, "row %d token %d", b, t2)
 		}
 	}
 }
