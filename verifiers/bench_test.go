@@ -24,14 +24,14 @@ func BenchmarkVerifiers(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, c := range cases {
-		v, err := verifiers.Lookup(c.name)
+		v, err := verifiers.New(c.name, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := v.Verify(ctx, c.pred, c.ref, nil); err != nil {
+				if _, err := v.Verify(ctx, c.pred, c.ref); err != nil {
 					b.Fatal(err)
 				}
 			}

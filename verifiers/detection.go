@@ -256,21 +256,22 @@ func matchOptimal(match []int, iou []float64, m, n int) {
 // 0.5) or "progress" in [0, 1] (Dynamic IoU); "matching": "greedy"
 // (default) or "optimal"; "completeness" c (default 0.3);
 // "count_penalty" (default 0.6).
-func DetectionVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return detectionRule.verify(ctx, pred, ref, p)
+func DetectionVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return detectionRule.verify(ctx, response, reference, p)
 }
 
 var detectionRule = rule{
 	name: "detection", extract: ExtractAuto,
 	params: []string{"threshold", "progress", "matching", "completeness", "count_penalty"},
-	score:  scoreDetection,
+	read: func(p Params, c *config) (err error) {
+		c.detection, err = detectionParams(p)
+		return err
+	},
+	score: scoreDetection,
 }
 
-func scoreDetection(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	cfg, err := detectionParams(p)
-	if err != nil {
-		return Result{}, err
-	}
+func scoreDetection(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	cfg := c.detection
 	gt, err := ParseDetections(ref)
 	if err != nil {
 		return Result{}, renameArg(err, "ref")

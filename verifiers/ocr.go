@@ -221,19 +221,26 @@ func abs(x int) int {
 }
 
 // ocrTargets reads ref as a JSON array of strings (several acceptable
-// texts) when it is one, else as the single target text.
-func ocrTargets(ref string) []string {
+// texts) when it is one, else as the single target text. A ref that opens
+// like an array of strings (`["`) but is not one is an error wrapping
+// ErrSyntax, and so is an empty array. An empty ref is the target of an
+// image without text.
+func ocrTargets(ref string) ([]string, error) {
 	t := strings.TrimSpace(ref)
 	if strings.HasPrefix(t, "[") {
 		var many []string
-		if err := json.Unmarshal([]byte(t), &many); err == nil && len(many) > 0 {
+		err := json.Unmarshal([]byte(t), &many)
+		if err == nil && len(many) > 0 {
 			for i, s := range many {
 				many[i] = strings.TrimSpace(s)
 			}
-			return many
+			return many, nil
+		}
+		if err == nil || strings.HasPrefix(strings.TrimSpace(t[1:]), `"`) {
+			return nil, tensor.Errorf(ErrSyntax, "ref", nil, "%q, want a JSON array of one or more strings, or a plain text", clip(t))
 		}
 	}
-	return []string{t}
+	return []string{t}, nil
 }
 
 // OCR scores recognised text (LLaVA-OneVision-1.5 ocr) with OCRSimilarity:
@@ -244,18 +251,23 @@ func ocrTargets(ref string) []string {
 //
 // Parameters: "extract" (default "auto"); "ignore_case" (default false)
 // compares after mapping every character to lower case.
-func OCR(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return ocrRule.verify(ctx, pred, ref, p)
+func OCR(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return ocrRule.verify(ctx, response, reference, p)
 }
 
-var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreOCR}
+var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreOCR}
 
-func scoreOCR(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	fold, err := p.Bool("ignore_case", false)
+func readIgnoreCase(p Params, c *config) (err error) {
+	c.ignoreCase, err = p.Bool("ignore_case", false)
+	return err
+}
+
+func scoreOCR(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	targets, err := ocrTargets(ref)
 	if err != nil || !found {
 		return Result{}, err
 	}
-	targets := ocrTargets(ref)
+	fold := c.ignoreCase
 	got := ans
 	if fold {
 		got = foldCase(got)
