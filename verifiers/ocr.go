@@ -17,8 +17,11 @@ import (
 // wrapping ErrTooLarge when the table it needs, the rune counts' product
 // after the common prefix and suffix are removed, exceeds MaxEditCells.
 func EditDistance(a, b string) (int, error) {
-	ra, rb := []rune(a), []rune(b)
-	return editDistance(ra, rb)
+	d, err := editDistance([]rune(a), []rune(b))
+	if err != nil {
+		return 0, fmt.Errorf("verifiers: %w", err)
+	}
+	return d, nil
 }
 
 // trimCommon drops the prefix and suffix a and b share, which never change
@@ -42,7 +45,7 @@ func editDistance(a, b []rune) (int, error) {
 		return len(a), nil
 	}
 	if int64(len(a))*int64(len(b)) > MaxEditCells {
-		return 0, tensor.Errorf(ErrTooLarge, "edit distance", nil, "%d×%d characters, limit %d cells", len(a), len(b), MaxEditCells)
+		return 0, tensor.Errorf(ErrTooLarge, "a, b", nil, "%d×%d characters, limit %d cells", len(a), len(b), MaxEditCells)
 	}
 	// One row of the table, over the shorter string.
 	row := make([]int, len(b)+1)
@@ -70,7 +73,15 @@ func editDistance(a, b []rune) (int, error) {
 // are identical (1). It is OCRSimilarityContext without a deadline; a call
 // over its work limit is an error wrapping ErrTooLarge.
 func OCRSimilarity(pred string, targets []string) (float64, error) {
-	score, limited, err := OCRSimilarityContext(context.Background(), pred, targets)
+	r0, err := ocrSimilarity(pred, targets)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func ocrSimilarity(pred string, targets []string) (float64, error) {
+	score, limited, err := ocrSimilarityContext(context.Background(), pred, targets)
 	if err == nil && limited && score == 0 {
 		return 0, tensor.Errorf(ErrTooLarge, "targets", nil, "edit distances over %d cells", MaxEditCells)
 	}
@@ -88,6 +99,14 @@ func OCRSimilarity(pred string, targets []string) (float64, error) {
 // uncompared because the cell budget ran out; the score is then the best
 // of those compared. ctx is checked while the tables are filled.
 func OCRSimilarityContext(ctx context.Context, pred string, targets []string) (score float64, limited bool, err error) {
+	r0, r1, err := ocrSimilarityContext(ctx, pred, targets)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, r1, err
+}
+
+func ocrSimilarityContext(ctx context.Context, pred string, targets []string) (score float64, limited bool, err error) {
 	if len(targets) == 0 {
 		return 0, false, tensor.Errorf(tensor.ErrEmpty, "targets", nil, "no target text")
 	}
@@ -275,7 +294,7 @@ func scoreOCR(ctx context.Context, ans string, found bool, ref string, c *config
 			targets[i] = foldCase(t)
 		}
 	}
-	score, limited, err := OCRSimilarityContext(ctx, got, targets)
+	score, limited, err := ocrSimilarityContext(ctx, got, targets)
 	if err != nil {
 		return deadlineResult(err)
 	}

@@ -48,6 +48,14 @@ var errStructuredLimit = errors.New("structured dictionary over its limits")
 // MaxStructuredFacts facts or MaxStructuredDepth levels of nesting an error
 // wrapping ErrTooLarge.
 func StructuredFacts(s string) (map[string]struct{}, error) {
+	r0, err := structuredFacts(s)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func structuredFacts(s string) (map[string]struct{}, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
 	var v any
@@ -246,12 +254,12 @@ var structuredF1Rule = rule{
 }
 
 func scoreStructuredF1(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
-	gold, err := StructuredFacts(ref)
+	gold, err := structuredFacts(ref)
 	if err != nil {
 		return Result{}, renameArg(err, "ref")
 	}
 	for _, cand := range structuredCandidates(pred) {
-		facts, err := StructuredFacts(cand)
+		facts, err := structuredFacts(cand)
 		if errors.Is(err, ErrTooLarge) {
 			return Result{Parsed: "limit: " + err.Error()}, nil
 		}

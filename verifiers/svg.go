@@ -3,6 +3,7 @@ package verifiers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"math"
 
@@ -36,6 +37,14 @@ const (
 // value lies in [−1, 1] and is 1 for identical images. Images may hold at
 // most MaxPixels pixels.
 func SSIM(a, b image.Image) (float64, error) {
+	r0, err := ssim(a, b)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func ssim(a, b image.Image) (float64, error) {
 	if a == nil || b == nil {
 		return 0, tensor.Errorf(tensor.ErrEmpty, "image", nil, "nil image")
 	}

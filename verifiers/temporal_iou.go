@@ -3,6 +3,7 @@ package verifiers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -188,6 +189,14 @@ func isLetterByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <=
 // ParseIntervalRef reads a reference interval: a JSON array of two numbers
 // [start, end] with 0 ≤ start ≤ end.
 func ParseIntervalRef(ref string) (Interval, error) {
+	r0, err := parseIntervalRef(ref)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func parseIntervalRef(ref string) (Interval, error) {
 	var v []float64
 	if err := json.Unmarshal([]byte(ref), &v); err != nil || len(v) != 2 {
 		return Interval{}, tensor.Errorf(ErrSyntax, "ref", nil, "%q, want a JSON array [start, end] of seconds", shortRef(ref))
@@ -231,7 +240,7 @@ var temporalIoURule = rule{
 
 func scoreTemporalIoU(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
 	threshold := c.threshold
-	gold, err := ParseIntervalRef(ref)
+	gold, err := parseIntervalRef(ref)
 	if err != nil {
 		return Result{}, err
 	}

@@ -2,6 +2,7 @@ package verifiers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -48,6 +49,14 @@ func VAGENStyles() []string {
 // include it, and so does this check.) An unknown style is an error
 // wrapping ErrParam.
 func VAGENFormat(response, style string) (bool, error) {
+	r0, err := vagenFormatCheck(response, style)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func vagenFormatCheck(response, style string) (bool, error) {
 	tmpl, ok := vagenTemplates[style]
 	if !ok {
 		return false, paramErr("style", "%q, want one of %s", style, strings.Join(VAGENStyles(), ", "))
@@ -128,7 +137,7 @@ var vagenRule = rule{
 		if c.style, err = p.String("style", VAGENGroundingWorldModeling); err != nil {
 			return err
 		}
-		_, err = VAGENFormat("", c.style) // an unknown style is an error now, not on every call
+		_, err = vagenFormatCheck("", c.style) // an unknown style is an error now, not on every call
 		return err
 	},
 	score: scoreVAGEN,
@@ -136,7 +145,7 @@ var vagenRule = rule{
 
 func scoreVAGEN(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
 	style := c.style
-	ok, err := VAGENFormat(pred, style)
+	ok, err := vagenFormatCheck(pred, style)
 	if err != nil || !ok {
 		return Result{}, err
 	}
