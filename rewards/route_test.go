@@ -275,3 +275,21 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 		t.Errorf("metrics %v", m)
 	}
 }
+
+// A failing sample's error names it by index, and by data source only when
+// it has one: no empty "()".
+func TestRouteErrorNamesTheSample(t *testing.T) {
+	samples := []rewards.Sample{
+		mkSample("", "math", "<answer>1</answer>", `\frac{`, nil),
+		mkSample("gsm8k", "math", "<answer>1</answer>", "}}}", nil),
+	}
+	out := make([]rewards.Outcome, len(samples))
+	if err := (&rewards.Router{}).Route(context.Background(), out, samples); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"rewards: samples[0]: verifiers: math: ref: syntax error: ", "rewards: samples[1] (gsm8k): verifiers: math: ref: syntax error: "} {
+		if err := out[i].Err; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, verifiers.ErrSyntax) || strings.Contains(err.Error(), "()") {
+			t.Errorf("sample %d: %v, want an ErrSyntax error starting %q", i, err, want)
+		}
+	}
+}
