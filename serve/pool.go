@@ -75,10 +75,7 @@ type job struct {
 	i int
 }
 
-var (
-	errCancelled = errors.New("request cancelled")
-	errClosed    = errors.New("server closed")
-)
+var errCancelled = errors.New("request cancelled")
 
 // run schedules every item of b on the shared pool and waits until each is
 // answered. Items wait in the queue in arrival order, so the items of

@@ -117,7 +117,7 @@ func TestFailureModes(t *testing.T) {
 		"IoUSchedule.At":       {func() error { _, err := verifiers.DynamicIoUSchedule().At(-1); return err }, []error{tensor.ErrRange}, "p"},
 		"IoUSchedule.Validate": {func() error { return verifiers.IoUSchedule{}.Validate() }, []error{tensor.ErrShape}, "IoUSchedule.Thresholds"},
 		"IoUVerifier":          {func() error { _, err := verifiers.IoUVerifier(ctx, "[0,0,1,1]", "no box", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
-		"Lookup":               {func() error { _, err := verifiers.Lookup("nope"); return err }, []error{verifiers.ErrUnknown}, ""}, //lint:ignore SA1019 the deprecated wrapper is tested until it goes
+		"Lookup":               {func() error { _, err := verifiers.Lookup("nope"); return err }, []error{verifiers.ErrUnknown}, ""},
 		"Math":                 {func() error { _, err := verifiers.Math(ctx, "1", `\frac{`, nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"New":                  {func() error { _, err := verifiers.New("number", verifiers.Params{"tol": -1.0}); return err }, []error{verifiers.ErrParam}, param("tol")},
 		"NewAdaptiveIoU":       {func() error { _, err := verifiers.NewAdaptiveIoU(-0.5); return err }, []error{tensor.ErrRange}, "tau"},
@@ -135,7 +135,7 @@ func TestFailureModes(t *testing.T) {
 		"ParseIntervalRef":     {func() error { _, err := verifiers.ParseIntervalRef("soon"); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"Register":             {func() error { return verifiers.Register("math", verifiers.SVG{}.New) }, []error{verifiers.ErrParam}, "name"},
 		"Registry.Factory":     {func() error { _, err := reg.Factory("nope"); return err }, []error{verifiers.ErrUnknown}, ""},
-		"Registry.Lookup":      {func() error { _, err := reg.Lookup("nope"); return err }, []error{verifiers.ErrUnknown}, ""}, //lint:ignore SA1019 the deprecated wrapper is tested until it goes
+		"Registry.Lookup":      {func() error { _, err := reg.Lookup("nope"); return err }, []error{verifiers.ErrUnknown}, ""},
 		"Registry.New":         {func() error { _, err := verifiers.Default.New("math", verifiers.Params{"precison": 2.0}); return err }, []error{verifiers.ErrParam}, param("precison")},
 		"Registry.Register":    {func() error { return reg.Register("two words", verifiers.SVG{}.New) }, []error{verifiers.ErrParam}, "name"},
 		"Registry.Verify":      {func() error { _, err := verifiers.Default.Verify(ctx, "math", "1", "}}}", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},

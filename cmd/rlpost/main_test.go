@@ -193,7 +193,7 @@ func TestCommandHelp(t *testing.T) {
 			assert.False(t, strings.HasPrefix(out, `{"error"`), "help answered with a JSON error: %s", out)
 
 			code, out, errOut = runCmd(t, "", "help", name)
-			require.Equal(t, 0, code)
+			require.Equal(t, 0, code, "stderr: %s", errOut)
 			assert.Contains(t, out, "usage: rlpost "+name)
 
 			code, _, errOut = runCmd(t, "", name, "-no-such-flag")

@@ -56,7 +56,6 @@ func TestFailureModes(t *testing.T) {
 			{func() error { _, err := vs.Verify(ctx, "123456", "1"); return err }, []error{tensor.ErrRange}, "response"},
 		},
 		"Verify": {
-			//lint:ignore SA1019 the deprecated function is tested until it goes
 			{func() error { _, err := mathverify.Verify(ctx, "}}}", "1", mathverify.DefaultOptions()); return err }, []error{mathverify.ErrSyntax}, "reference"},
 		},
 	}
