@@ -213,3 +213,25 @@ func ExampleVerifier_mathReference() {
 	// true
 	// verifiers: math: ref: syntax error: 1 unclosed '{'
 }
+
+// A cache hit of Registry.Verify allocates nothing: the key is built on
+// the stack.
+func TestRegistryVerifyCacheHitAllocatesNothing(t *testing.T) {
+	var reg verifiers.Registry
+	nop := verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
+		return verifiers.Result{Score: 1, Correct: true}, nil
+	})
+	if err := reg.Register("nop", verifiers.Adapt(verifiers.ParamFunc(func(ctx context.Context, response, reference string, _ verifiers.Params) (verifiers.Result, error) {
+		return nop(ctx, response, reference)
+	}))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := verifiers.Params{"tol": 0.01, "extract": "slot", "lenient": true, "keys": []any{"a", 1.0}}
+	if _, err := reg.Verify(ctx, "nop", "a", "a", p); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = reg.Verify(ctx, "nop", "a", "a", p) }); n != 0 {
+		t.Errorf("Registry.Verify with cached parameters: %v allocations, want 0", n)
+	}
+}

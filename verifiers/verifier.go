@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -145,21 +146,19 @@ type Registry struct {
 	m  map[string]Factory
 
 	// cache holds the verifiers Verify built, keyed by name and
-	// parameters, so that a batch that repeats them reads them once.
+	// parameters (appendCacheKey), so that a batch that repeats them reads
+	// them once.
 	cacheMu sync.Mutex
-	cache   map[cacheKey]Verifier
+	cache   map[string]Verifier
 }
-
-// cacheKey is a verifier name and its parameters in canonical JSON (keys
-// sorted, as encoding/json writes a map).
-type cacheKey struct{ name, params string }
 
 // Bounds of the cache of built verifiers: the parameters of a training
 // batch take a handful of distinct values, so a full cache means unusual
-// traffic; it is then emptied rather than grown.
+// traffic; it is then emptied rather than grown. Parameters whose key
+// would be longer are not cached.
 const (
 	maxCached         = 1024
-	maxCachedKeyBytes = 1024
+	maxCachedKeyBytes = 512
 )
 
 // Register adds the factory f under name. Names are case-sensitive and
@@ -271,8 +270,9 @@ func (r *Registry) Names() []string {
 // Verify scores one response with the verifier name built with params: the
 // entry point of `rlpost verify` and `rlpost serve`, where every sample
 // names its verifier and parameters. The verifiers it builds are cached by
-// name and parameters (up to 1024 of them, parameters up to 1 KiB of
-// JSON), so a batch that repeats them reads them once.
+// name and parameters (up to 1024 of them; parameters up to 16 keys of
+// scalars or arrays of them, about 512 bytes in all), so a batch that
+// repeats them reads them once, and a cache hit allocates nothing.
 func (r *Registry) Verify(ctx context.Context, name, response, reference string, params Params) (Result, error) {
 	v, err := r.cached(name, params)
 	if err != nil {
@@ -282,14 +282,17 @@ func (r *Registry) Verify(ctx context.Context, name, response, reference string,
 }
 
 // cached returns the verifier for name and params, building it on a miss.
-// Parameters that do not build are not cached: each call reports them.
+// Parameters that do not build are not cached: each call reports them. A
+// hit allocates nothing: the key is written into a buffer on the stack and
+// looked up without converting it to a string.
 func (r *Registry) cached(name string, params Params) (Verifier, error) {
-	key, ok := cacheKeyOf(name, params)
+	var buf [maxCachedKeyBytes]byte
+	key, ok := appendCacheKey(buf[:0], name, params)
 	if !ok {
 		return r.New(name, params)
 	}
 	r.cacheMu.Lock()
-	v, hit := r.cache[key]
+	v, hit := r.cache[string(key)]
 	r.cacheMu.Unlock()
 	if hit {
 		return v, nil
@@ -300,27 +303,110 @@ func (r *Registry) cached(name string, params Params) (Verifier, error) {
 	}
 	r.cacheMu.Lock()
 	if r.cache == nil || len(r.cache) >= maxCached {
-		r.cache = make(map[cacheKey]Verifier)
+		r.cache = make(map[string]Verifier)
 	}
-	r.cache[key] = v
+	r.cache[string(key)] = v
 	r.cacheMu.Unlock()
 	return v, nil
 }
 
-// cacheKeyOf returns the cache key of name and params, and false when
-// params are too large to be worth a key (or cannot be written as JSON).
-func cacheKeyOf(name string, params Params) (cacheKey, bool) {
-	if len(params) == 0 {
-		return cacheKey{name: name}, true
+// maxCachedKeys bounds the parameters of a cached verifier; more are rare
+// enough to build each time.
+const maxCachedKeys = 16
+
+// appendCacheKey appends name and params to dst in a canonical form (keys
+// sorted, values typed), and reports false when they do not fit a key:
+// too many parameters, a key or value too long, or a value other than a
+// number, boolean, string, null or array of those.
+func appendCacheKey(dst []byte, name string, params Params) ([]byte, bool) {
+	if len(params) > maxCachedKeys {
+		return nil, false
 	}
-	if len(params) > MaxParams {
-		return cacheKey{}, false
+	var keys [maxCachedKeys]string
+	n := 0
+	for k := range params {
+		keys[n] = k
+		n++
 	}
-	b, err := json.Marshal(params)
-	if err != nil || len(b) > maxCachedKeyBytes {
-		return cacheKey{}, false
+	for i := 1; i < n; i++ { // insertion sort: a handful of keys
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
 	}
-	return cacheKey{name: name, params: string(b)}, true
+	dst = appendKeyString(dst, name)
+	for _, k := range keys[:n] {
+		dst = appendKeyString(dst, k)
+		var ok bool
+		if dst, ok = appendKeyValue(dst, params[k]); !ok {
+			return nil, false
+		}
+	}
+	return dst, len(dst) <= maxCachedKeyBytes
+}
+
+// appendKeyString appends s with its length, so that no two sequences of
+// strings write the same bytes.
+func appendKeyString(dst []byte, s string) []byte {
+	dst = strconv.AppendInt(dst, int64(len(s)), 10)
+	dst = append(dst, ':')
+	return append(dst, s...)
+}
+
+// appendKeyValue appends a parameter value with a tag for its type: the
+// built-in verifiers read 1 and 1.0 alike, but a caller's Factory may not.
+func appendKeyValue(dst []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, 'z'), true
+	case bool:
+		if x {
+			return append(dst, 't'), true
+		}
+		return append(dst, 'f'), true
+	case string:
+		if len(x) > maxCachedKeyBytes {
+			return nil, false
+		}
+		return appendKeyString(append(dst, 's'), x), true
+	case float64:
+		return strconv.AppendFloat(append(dst, 'd'), x, 'g', -1, 64), true
+	case float32:
+		return strconv.AppendFloat(append(dst, 'e'), float64(x), 'g', -1, 32), true
+	case int:
+		return strconv.AppendInt(append(dst, 'i'), int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(append(dst, 'l'), x, 10), true
+	case json.Number:
+		return appendKeyString(append(dst, 'n'), string(x)), true
+	case []any:
+		if len(x) > MaxParamItems {
+			return nil, false
+		}
+		dst = strconv.AppendInt(append(dst, '['), int64(len(x)), 10)
+		for _, e := range x {
+			if _, nested := e.([]any); nested {
+				return nil, false
+			}
+			var ok bool
+			if dst, ok = appendKeyValue(dst, e); !ok {
+				return nil, false
+			}
+		}
+		return dst, true
+	case []string:
+		if len(x) > MaxParamItems {
+			return nil, false
+		}
+		dst = strconv.AppendInt(append(dst, 'S'), int64(len(x)), 10)
+		for _, e := range x {
+			if len(e) > maxCachedKeyBytes {
+				return nil, false
+			}
+			dst = appendKeyString(dst, e)
+		}
+		return dst, true
+	}
+	return nil, false
 }
 
 // Default is the registry the package-level functions use. It holds the

@@ -90,7 +90,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 			res, err = Result{}, fmt.Errorf("%w: %v\n%s", ErrInternal, r, debug.Stack())
 		}
 	}()
-	opts := *o
+	opts := o // read only: a Verifier shares its options between calls
 	for _, in := range [...]struct{ name, s string }{{"reference", gold}, {"response", pred}} {
 		if len(in.s) > opts.MaxInputLen {
 			return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrRange, in.name, nil,
@@ -113,7 +113,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 	if testHookPanic != nil {
 		testHookPanic()
 	}
-	ga, _ := extract(gold, &opts, true, slot.None, bud)
+	ga, _ := extract(gold, opts, true, slot.None, bud)
 	if err := referenceSyntax(gold, ga); err != nil {
 		if err := timedOut(bud); err != nil {
 			return Result{}, err
@@ -128,13 +128,13 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		others []*node
 	)
 	if opts.Lenient {
-		pa, _ = extract(pred, &opts, false, slot.None, bud)
+		pa, _ = extract(pred, opts, false, slot.None, bud)
 	} else {
 		s := slot.Find(pred, false)
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
-		pa, others = extract(pred[s.Start:s.End], &opts, false, s.Kind, bud)
+		pa, others = extract(pred[s.Start:s.End], opts, false, s.Kind, bud)
 		if pa.limited {
 			return Result{Gold: ga.String(), Reason: fmt.Sprintf("limit: the answer is over %d bytes", maxAnswerLen)}, nil
 		}
@@ -146,7 +146,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 			others = append(others, n)
 		}
 	}
-	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
+	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud}
 	for _, o := range others {
 		if !c.equal(pa.node, o) && bud.err == nil {
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
