@@ -218,7 +218,7 @@ func (a answer) String() string {
 			s = r
 		}
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	s = collapseSpace(s)
 	if len(s) <= maxRender {
 		return s
 	}
@@ -227,6 +227,23 @@ func (a answer) String() string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// collapseSpace trims s and collapses its runs of white space to one
+// space, without allocating when there is nothing to collapse.
+func collapseSpace(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') || c != ' ' && (c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // letterProduct reports a rendering that multiplies two letters, "x*y"
