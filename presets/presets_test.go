@@ -159,7 +159,7 @@ func TestLLaVAOneVision15(t *testing.T) {
 	if a := adv[4]; a < -1.76 || a > -1.70 {
 		t.Errorf("A for r = 0: %v, the write-up prints −1.71", a)
 	}
-	if _, err := verifiers.Lookup(p.FormatVerifier); err != nil {
+	if _, err := verifiers.New(p.FormatVerifier, nil); err != nil {
 		t.Error(err)
 	}
 }

@@ -23,45 +23,66 @@ func Format(response string) float64 {
 // AV-Reasoner): 1 − min(1, |pred − gold| / |gold|), in [0, 1]. gold must be
 // finite and non-zero; pred must not be NaN (an infinite pred scores 0).
 func RMAE(pred, gold float64) (float64, error) {
+	s, err := rmae(pred, gold)
+	if err != nil {
+		return 0, fmt.Errorf("rewards: %w", err)
+	}
+	return s, nil
+}
+
+func rmae(pred, gold float64) (float64, error) {
 	if gold == 0 || math.IsNaN(gold) || math.IsInf(gold, 0) {
-		return 0, fmt.Errorf("rewards: %w", tensor.Errorf(tensor.ErrRange, "gold", nil, "%v, want a finite non-zero number (rMAE is undefined at 0)", gold))
+		return 0, tensor.Errorf(tensor.ErrRange, "gold", nil, "%v, want a finite non-zero number (rMAE is undefined at 0)", gold)
 	}
 	if math.IsNaN(pred) {
-		return 0, fmt.Errorf("rewards: %w", tensor.Errorf(tensor.ErrNonFinite, "pred", nil, "NaN"))
+		return 0, tensor.Errorf(tensor.ErrNonFinite, "pred", nil, "NaN")
 	}
 	return 1 - min(1, math.Abs(pred-gold)/math.Abs(gold)), nil
 }
 
-// RMAEVerifier is rMAE as a verifier, to register under a name of the
-// caller's choice (verifiers.Register("rmae", rewards.RMAEVerifier)): the
-// last number of the extracted answer against the last number of ref (see
-// verifiers.LastNumber). Correct means an exact match. A prediction without
-// a number scores 0; a reference without one, or with 0, is an error.
+// RMAEVerifier is the verifiers.Factory of rMAE as a verifier, to register
+// under a name of the caller's choice (verifiers.Register("rmae",
+// rewards.RMAEVerifier)): the last number of the extracted answer against
+// the last number of the reference (see verifiers.LastNumber). Correct
+// means an exact match. A response without a number scores 0; a reference
+// without one is an error wrapping verifiers.ErrSyntax, one of 0 wraps
+// tensor.ErrRange.
 //
-// Parameters: "extract" (default "auto").
-var RMAEVerifier verifiers.Func = rmaeVerify
-
-func rmaeVerify(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return verifiers.Result{}, err
-	}
-	if len(pred) > verifiers.MaxInputBytes || len(ref) > verifiers.MaxInputBytes {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", tensor.Errorf(verifiers.ErrTooLarge, "pred or ref", nil, "over %d bytes", verifiers.MaxInputBytes))
-	}
+// Parameters: "extract" (default "auto"), read once here.
+func RMAEVerifier(p verifiers.Params) (verifiers.Verifier, error) {
 	if err := p.Only("extract"); err != nil {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", err)
+		return nil, fmt.Errorf("rewards: rmae: %w", err)
 	}
 	mode, err := p.Enum("extract", verifiers.ExtractAuto, verifiers.ExtractAuto, verifiers.ExtractAnswer, verifiers.ExtractBoxed, verifiers.ExtractNone)
 	if err != nil {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", err)
+		return nil, fmt.Errorf("rewards: rmae: %w", err)
+	}
+	return verifiers.Func(func(ctx context.Context, response, reference string) (verifiers.Result, error) {
+		res, err := rmaeVerify(ctx, response, reference, mode)
+		if err != nil {
+			return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", err)
+		}
+		return res, nil
+	}), nil
+}
+
+func rmaeVerify(ctx context.Context, pred, ref, mode string) (verifiers.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return verifiers.Result{}, err
+	}
+	if len(ref) > verifiers.MaxInputBytes {
+		return verifiers.Result{}, tensor.Errorf(verifiers.ErrTooLarge, "ref", nil, "%d bytes, limit %d", len(ref), verifiers.MaxInputBytes)
+	}
+	if len(pred) > verifiers.MaxInputBytes {
+		return verifiers.Result{Reason: fmt.Sprintf("limit: pred is %d bytes, over %d", len(pred), verifiers.MaxInputBytes)}, nil
 	}
 	goldText, ok := verifiers.LastNumber(ref)
 	if !ok {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", tensor.Errorf(verifiers.ErrSyntax, "ref", nil, "no number"))
+		return verifiers.Result{}, tensor.Errorf(verifiers.ErrSyntax, "ref", nil, "no number")
 	}
 	gold, err := strconv.ParseFloat(goldText, 64)
 	if err != nil {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", tensor.Errorf(verifiers.ErrSyntax, "ref", nil, "%.40s…: beyond float64", goldText))
+		return verifiers.Result{}, tensor.Errorf(verifiers.ErrSyntax, "ref", nil, "%.40s…: beyond float64", goldText)
 	}
 	ans, ok := verifiers.Extract(pred, mode)
 	if !ok {
@@ -73,9 +94,9 @@ func rmaeVerify(ctx context.Context, pred, ref string, p verifiers.Params) (veri
 	}
 	// A number beyond float64 parses as ±Inf, which scores 0.
 	got, _ := strconv.ParseFloat(gotText, 64)
-	score, err := RMAE(got, gold)
+	score, err := rmae(got, gold)
 	if err != nil {
-		return verifiers.Result{}, fmt.Errorf("rewards: rmae: %w", err)
+		return verifiers.Result{}, err
 	}
 	return verifiers.Result{Score: score, Correct: gotText == goldText, Parsed: gotText}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
@@ -51,16 +52,26 @@ func TestRMAE(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	res, err := rewards.RMAEVerifier.Verify(ctx, "<answer>about 45 people</answer>", "50", nil)
+	v, err := rewards.RMAEVerifier(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.Verify(ctx, "<answer>about 45 people</answer>", "50")
 	if err != nil || !near(res.Score, 0.9) || res.Correct || res.Parsed != "45" {
 		t.Errorf("RMAEVerifier = %+v, %v", res, err)
 	}
-	res, _ = rewards.RMAEVerifier.Verify(ctx, "<answer>"+strings.Repeat("9", 400)+"</answer>", "50", nil)
+	res, _ = v.Verify(ctx, "<answer>"+strings.Repeat("9", 400)+"</answer>", "50")
 	if res.Score != 0 {
 		t.Errorf("RMAEVerifier beyond float64 = %+v, want 0", res)
 	}
-	if _, err := rewards.RMAEVerifier.Verify(ctx, "1", "0", nil); err == nil {
-		t.Errorf("RMAEVerifier with gold 0 accepted")
+	if _, err := v.Verify(ctx, "1", "0"); !errors.Is(err, tensor.ErrRange) || !strings.HasPrefix(err.Error(), "rewards: rmae: ") {
+		t.Errorf("RMAEVerifier with gold 0: %v, want tensor.ErrRange prefixed \"rewards: rmae: \"", err)
+	}
+	if _, err := v.Verify(ctx, "1", "none"); !errors.Is(err, verifiers.ErrSyntax) {
+		t.Errorf("RMAEVerifier with no number in the reference: %v, want ErrSyntax", err)
+	}
+	if _, err := rewards.RMAEVerifier(verifiers.Params{"extract": "slot"}); !errors.Is(err, verifiers.ErrParam) {
+		t.Errorf("RMAEVerifier(extract slot) = %v, want ErrParam", err)
 	}
 }
 
@@ -216,13 +227,13 @@ func TestGroundingWorldModelingFormat(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	ctx := context.Background()
-	j := &rewards.FakeJudge{}
+	j := &rewardstest.FakeJudge{}
 	s, err := rewards.AskJudge(ctx, j, rewards.JudgeRequest{Response: "red box left", Reference: "red box right"}, 0)
 	if err != nil || !near(s, 0.5) {
 		t.Errorf("AskJudge = %v, %v; want 0.5 (2 of 4 tokens)", s, err)
 	}
 	// Timeouts are honoured and reported.
-	slow := &rewards.FakeJudge{Delay: time.Hour}
+	slow := &rewardstest.FakeJudge{Delay: time.Hour}
 	start := time.Now()
 	if _, err := rewards.AskJudge(ctx, slow, rewards.JudgeRequest{}, 5*time.Millisecond); !errors.Is(err, rewards.ErrJudge) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("slow judge: %v", err)
@@ -231,7 +242,7 @@ func TestJudge(t *testing.T) {
 		t.Errorf("timeout not honoured: %v", time.Since(start))
 	}
 	boom := errors.New("model server down")
-	if _, err := rewards.AskJudge(ctx, &rewards.FakeJudge{Err: boom}, rewards.JudgeRequest{}, 0); !errors.Is(err, boom) || !errors.Is(err, rewards.ErrJudge) {
+	if _, err := rewards.AskJudge(ctx, &rewardstest.FakeJudge{Err: boom}, rewards.JudgeRequest{}, 0); !errors.Is(err, boom) || !errors.Is(err, rewards.ErrJudge) {
 		t.Errorf("failing judge: %v", err)
 	}
 	for _, score := range []float64{-0.1, 1.1, math.NaN()} {
@@ -249,17 +260,21 @@ func TestJudge(t *testing.T) {
 	// As a verifier, with a prompt parameter.
 	var seen rewards.JudgeRequest
 	spy := rewards.JudgeFunc(func(_ context.Context, r rewards.JudgeRequest) (float64, error) { seen = r; return 0.7, nil })
-	res, err := rewards.JudgeVerifier(spy, time.Second).Verify(ctx, "resp", "ref", verifiers.Params{"prompt": "q"})
+	jv, err := rewards.JudgeVerifier(spy, time.Second)(verifiers.Params{"prompt": "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := jv.Verify(ctx, "resp", "ref")
 	if err != nil || res.Score != 0.7 || !res.Correct || seen != (rewards.JudgeRequest{Prompt: "q", Response: "resp", Reference: "ref"}) {
 		t.Errorf("JudgeVerifier = %+v, %v, saw %+v", res, err, seen)
 	}
-	if _, err := rewards.JudgeVerifier(spy, 0).Verify(ctx, "", "", verifiers.Params{"promt": "q"}); !errors.Is(err, verifiers.ErrParam) {
+	if _, err := rewards.JudgeVerifier(spy, 0)(verifiers.Params{"promt": "q"}); !errors.Is(err, verifiers.ErrParam) {
 		t.Errorf("JudgeVerifier with a misspelt parameter: %v", err)
 	}
 }
 
 func TestJudgeTurn(t *testing.T) {
-	j := &rewards.FakeJudge{}
+	j := &rewardstest.FakeJudge{}
 	resp := "<think><observation>player left of box</observation><reasoning>push right</reasoning><prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), j, time.Second, resp, "player left of box", "box left of target")
 	if err != nil {
@@ -273,7 +288,7 @@ func TestJudgeTurn(t *testing.T) {
 	if err != nil || turn != (rewards.Turn{}) || j.Calls() != 2 {
 		t.Errorf("JudgeTurn without sections = %+v, %v; judge called %d times", turn, err, j.Calls())
 	}
-	if _, err := rewards.JudgeTurn(context.Background(), &rewards.FakeJudge{Err: errors.New("x")}, 0, resp, "", ""); err == nil {
+	if _, err := rewards.JudgeTurn(context.Background(), &rewardstest.FakeJudge{Err: errors.New("x")}, 0, resp, "", ""); err == nil {
 		t.Errorf("failing judge not reported")
 	}
 }

@@ -87,4 +87,15 @@
 // of localisation answers with raw IoU ≥ 0.5 (IoU@50, the threshold §4.5
 // and Appendix J monitor) and their mean raw IoU, unaffected by the Dynamic
 // IoU schedule of the training reward.
+//
+// # Verifiers and errors
+//
+// RMAEVerifier and JudgeVerifier are verifiers.Factory values: register
+// them under a name of the caller's choice; their parameters are read once
+// when the Router (through the registry) builds the verifier. Every error
+// of this package starts "rewards: ", a sample's with its index and, when
+// it has one, its data source ("rewards: samples[3] (gsm8k): verifiers:
+// math: ref: syntax error: …"); input errors are *tensor.ArgError values.
+// Package rewardstest holds test doubles: FakeJudge, a deterministic
+// Judge.
 package rewards

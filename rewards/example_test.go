@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/rewards/rewardstest"
 )
 
 // A mixed batch is routed sample by sample to the verifier its spec names;
@@ -81,7 +82,7 @@ func ExampleAVATARStage2() {
 
 // VAGEN's turn reward with a judge for the visual-reasoning terms.
 func ExampleJudgeTurn() {
-	judge := &rewards.FakeJudge{} // token overlap; a real judge asks a model
+	judge := &rewardstest.FakeJudge{} // token overlap; a real judge asks a model
 	response := "<think><observation>box left of target</observation>" +
 		"<reasoning>push the box right</reasoning>" +
 		"<prediction>box on target</prediction></think><answer>Right</answer>"

@@ -1,6 +1,7 @@
 package rewards
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ type FixedIoUStats struct {
 // uses DefaultFixedIoUThreshold.
 func NewFixedIoU(threshold float64) (*FixedIoU, error) {
 	if !(threshold > 0 && threshold <= 1) {
-		return nil, tensor.Errorf(tensor.ErrRange, "threshold", nil, "%v, want a number in (0, 1]", threshold)
+		return nil, fmt.Errorf("rewards: %w", tensor.Errorf(tensor.ErrRange, "threshold", nil, "%v, want a number in (0, 1]", threshold))
 	}
 	return &FixedIoU{threshold: threshold, per: make(map[string]*iouAcc)}, nil
 }
@@ -64,7 +65,7 @@ func (d *FixedIoU) Threshold() float64 { return d.threshold }
 func (d *FixedIoU) Record(source string, ious ...float64) error {
 	for i, v := range ious {
 		if !(v >= 0 && v <= 1) {
-			return tensor.Errorf(tensor.ErrRange, "ious", tensor.At(i), "%v, want an IoU in [0, 1]", v)
+			return fmt.Errorf("rewards: %w", tensor.Errorf(tensor.ErrRange, "ious", tensor.At(i), "%v, want an IoU in [0, 1]", v))
 		}
 	}
 	d.mu.Lock()
@@ -92,7 +93,7 @@ func (d *FixedIoU) Record(source string, ious ...float64) error {
 func (d *FixedIoU) RecordBox(source, response, reference string) error {
 	ref, ok := verifiers.ParseBox(reference)
 	if !ok || !ref.Valid() {
-		return tensor.Errorf(verifiers.ErrSyntax, "reference", nil, "no valid box [x1, y1, x2, y2]")
+		return fmt.Errorf("rewards: %w", tensor.Errorf(verifiers.ErrSyntax, "reference", nil, "no valid box [x1, y1, x2, y2]"))
 	}
 	ans := response
 	if a, ok := verifiers.AnswerTag(response); ok {

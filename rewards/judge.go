@@ -71,36 +71,50 @@ func AskJudge(ctx context.Context, j Judge, req JudgeRequest, timeout time.Durat
 	return s, nil
 }
 
-// JudgeVerifier makes a Judge usable as a verifier (for routing): pred is
-// the response, ref the reference, the optional string parameter "prompt"
-// the prompt; each call has the given timeout (0: none). Correct means a
-// score ≥ "pass" (default 0.5). Register it under a name of the caller's
-// choice, e.g. verifiers.Register("judge", rewards.JudgeVerifier(j, 30*time.Second)).
-func JudgeVerifier(j Judge, timeout time.Duration) verifiers.Verifier {
-	return verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+// JudgeVerifier makes a Judge usable as a verifier (for routing): it
+// returns the verifiers.Factory that reads the optional parameters
+// "prompt" (a string, the prompt) and "pass" (Correct means a score ≥
+// pass, default 0.5, in [0, 1]) once, and whose verifier asks j about the
+// response against the reference, each call with the given timeout (0:
+// none). Register it under a name of the caller's choice, e.g.
+// verifiers.Register("judge", rewards.JudgeVerifier(j, 30*time.Second)).
+func JudgeVerifier(j Judge, timeout time.Duration) verifiers.Factory {
+	return func(p verifiers.Params) (verifiers.Verifier, error) {
+		if j == nil {
+			return nil, fmt.Errorf("rewards: judge: %w", tensor.Errorf(verifiers.ErrParam, "j", nil, "nil Judge"))
+		}
 		if err := p.Only("prompt", "pass"); err != nil {
-			return verifiers.Result{}, fmt.Errorf("rewards: judge: %w", err)
+			return nil, fmt.Errorf("rewards: judge: %w", err)
 		}
 		prompt, err := p.String("prompt", "")
 		if err != nil {
-			return verifiers.Result{}, fmt.Errorf("rewards: judge: %w", err)
+			return nil, fmt.Errorf("rewards: judge: %w", err)
 		}
 		pass, err := p.Float("pass", 0.5)
 		if err != nil {
-			return verifiers.Result{}, fmt.Errorf("rewards: judge: %w", err)
+			return nil, fmt.Errorf("rewards: judge: %w", err)
 		}
-		s, err := AskJudge(ctx, j, JudgeRequest{Prompt: prompt, Response: pred, Reference: ref}, timeout)
-		if err != nil {
-			return verifiers.Result{}, err
+		if pass < 0 || pass > 1 {
+			return nil, fmt.Errorf("rewards: judge: %w", tensor.Errorf(verifiers.ErrParam, `params["pass"]`, nil, "%v, want a number in [0, 1]", pass))
 		}
-		return verifiers.Result{Score: s, Correct: s >= pass, Parsed: pred}, nil
-	})
+		return verifiers.Func(func(ctx context.Context, response, reference string) (verifiers.Result, error) {
+			s, err := AskJudge(ctx, j, JudgeRequest{Prompt: prompt, Response: response, Reference: reference}, timeout)
+			if err != nil {
+				return verifiers.Result{}, err
+			}
+			return verifiers.Result{Score: s, Correct: s >= pass, Parsed: response}, nil
+		}), nil
+	}
 }
 
 // FakeJudge is a deterministic Judge for tests: it scores the token
 // Jaccard index of Response and Reference (verifiers.Tokens), after
 // waiting Delay (or until ctx is done), or fails with Err when that is
 // set. It counts its calls. Use a pointer; it is safe for concurrent use.
+//
+// Deprecated: test doubles live in package rewardstest; use
+// rewardstest.FakeJudge, which behaves the same. FakeJudge is kept for one
+// release.
 type FakeJudge struct {
 	Delay time.Duration
 	Err   error

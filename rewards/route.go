@@ -139,7 +139,7 @@ type Outcome struct {
 type Router struct {
 	// Registry resolves verifier keys; nil means verifiers.Default.
 	Registry *verifiers.Registry
-	// Format scores the format component (pred = response, ref = "");
+	// Format scores the format component (Verify(ctx, response, ""));
 	// nil means V-Triune's Eq. 2 (verifiers.FormatTagsVerifier).
 	Format verifiers.Verifier
 	// Workers bounds how many samples are scored at once; ≤ 0 means
@@ -168,7 +168,7 @@ func (r *Router) Route(ctx context.Context, dst []Outcome, samples []Sample) err
 	}
 	format := r.Format
 	if format == nil {
-		format = verifiers.Func(verifiers.FormatTagsVerifier)
+		format = formatTags
 	}
 	workers := r.Workers
 	if workers <= 0 {
@@ -194,7 +194,7 @@ func (r *Router) Route(ctx context.Context, dst []Outcome, samples []Sample) err
 			}
 			dst[i] = r.score(ctx, reg, format, &samples[i])
 			if dst[i].Err != nil {
-				dst[i].Err = fmt.Errorf("rewards: samples[%d] (%s): %w", i, samples[i].Spec.DataSource, dst[i].Err)
+				dst[i].Err = fmt.Errorf("rewards: %s: %w", sampleName(i, &samples[i].Spec), dst[i].Err)
 			} else if reflective != nil {
 				reflective[i] = Reflective(samples[i].Response)
 			}
@@ -217,6 +217,24 @@ func (r *Router) Route(ctx context.Context, dst []Outcome, samples []Sample) err
 		r.Diagnostics.recordBatch(samples, dst, reflective, ctx.Err() != nil)
 	}
 	return ctx.Err()
+}
+
+// formatTags is the default format verifier, V-Triune's Eq. 2.
+var formatTags = func() verifiers.Verifier {
+	v, err := verifiers.New("format_tags", nil)
+	if err != nil {
+		panic(err) // a built-in without parameters: cannot fail
+	}
+	return v
+}()
+
+// sampleName names sample i in an error: samples[3], with its data source
+// when the spec has one (samples[3] (gsm8k)).
+func sampleName(i int, spec *RouteSpec) string {
+	if spec.DataSource == "" {
+		return fmt.Sprintf("samples[%d]", i)
+	}
+	return fmt.Sprintf("samples[%d] (%s)", i, spec.DataSource)
 }
 
 // score computes one sample's outcome; a panic in a verifier becomes the
@@ -256,7 +274,7 @@ func (r *Router) score(ctx context.Context, reg *verifiers.Registry, format veri
 		out.Timeout, out.Reason = res.Timeout, res.Reason
 	}
 	if spec.FormatRatio > 0 {
-		res, err := format.Verify(ctx, s.Response, "", nil)
+		res, err := format.Verify(ctx, s.Response, "")
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 				return Outcome{Timeout: true, Reason: "timeout: format: " + err.Error()}

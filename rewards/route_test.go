@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
@@ -114,7 +115,11 @@ func TestRouteCustomFormatAndRegistry(t *testing.T) {
 	if err := reg.Register("rmae", rewards.RMAEVerifier); err != nil {
 		t.Fatal(err)
 	}
-	r := rewards.Router{Registry: &reg, Format: verifiers.Func(verifiers.Format)}
+	format, err := verifiers.New("format", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rewards.Router{Registry: &reg, Format: format}
 	s := mkSample("count", "rmae", "<think>hm</think><answer>45</answer>", "50", nil)
 	s.Spec.AccuracyRatio, s.Spec.FormatRatio = 0.5, 0.5
 	out := make([]rewards.Outcome, 1)
@@ -133,15 +138,15 @@ func TestRouteCustomFormatAndRegistry(t *testing.T) {
 
 func TestRoutePanicAndScoreChecks(t *testing.T) {
 	var reg verifiers.Registry
-	_ = reg.Register("panics", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	_ = reg.Register("panics", verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		panic("boom")
-	}))
-	_ = reg.Register("two", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	})))
+	_ = reg.Register("two", verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 2}, nil
-	}))
+	})))
 	samples := []rewards.Sample{mkSample("a", "panics", "", "", nil), mkSample("a", "two", "", "", nil)}
 	out := make([]rewards.Outcome, 2)
-	badFormat := verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	badFormat := verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: -1}, nil
 	})
 	if err := (&rewards.Router{Registry: &reg, Workers: 2}).Route(context.Background(), out, samples); err != nil {
@@ -160,13 +165,13 @@ func TestRouteCancellation(t *testing.T) {
 	var reg verifiers.Registry
 	var started atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
-	_ = reg.Register("slow", verifiers.Func(func(ctx context.Context, _, _ string, _ verifiers.Params) (verifiers.Result, error) {
+	_ = reg.Register("slow", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, _, _ string) (verifiers.Result, error) {
 		if started.Add(1) == 4 {
 			cancel()
 		}
 		<-ctx.Done()
 		return verifiers.Result{}, ctx.Err()
-	}))
+	})))
 	samples := make([]rewards.Sample, 100)
 	for i := range samples {
 		samples[i] = mkSample("s", "slow", "", "", nil)
@@ -193,7 +198,7 @@ func TestRouteCancellation(t *testing.T) {
 
 func TestRouteTimeout(t *testing.T) {
 	var reg verifiers.Registry
-	_ = reg.Register("judge", rewards.JudgeVerifier(&rewards.FakeJudge{Delay: time.Hour}, 0))
+	_ = reg.Register("judge", rewards.JudgeVerifier(&rewardstest.FakeJudge{Delay: time.Hour}, 0))
 	out := make([]rewards.Outcome, 2)
 	samples := []rewards.Sample{mkSample("j", "judge", "a", "a", nil), mkSample("j", "judge", "b", "b", nil)}
 	diag := rewards.NewDiagnostics()
@@ -239,15 +244,15 @@ func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
 // dropped.
 func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	var reg verifiers.Registry
-	_ = reg.Register("slow", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	_ = reg.Register("slow", verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Timeout: true, Reason: "timeout: budget"}, nil
-	}))
-	_ = reg.Register("fast", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	})))
+	_ = reg.Register("fast", verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
-	}))
-	_ = reg.Register("big", verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	})))
+	_ = reg.Register("big", verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Reason: "limit: too long"}, nil
-	}))
+	})))
 	samples := []rewards.Sample{mkSample("m", "slow", "a", "a", nil), mkSample("m", "fast", "a", "a", nil), mkSample("m", "big", "a", "a", nil)}
 	for i := range samples {
 		samples[i].Spec.FormatRatio = 0
@@ -268,5 +273,23 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	m := rewards.Metrics("train", s)
 	if m["train/m/timeouts"] != 1 || m["train/m/limits"] != 1 {
 		t.Errorf("metrics %v", m)
+	}
+}
+
+// A failing sample's error names it by index, and by data source only when
+// it has one: no empty "()".
+func TestRouteErrorNamesTheSample(t *testing.T) {
+	samples := []rewards.Sample{
+		mkSample("", "math", "<answer>1</answer>", `\frac{`, nil),
+		mkSample("gsm8k", "math", "<answer>1</answer>", "}}}", nil),
+	}
+	out := make([]rewards.Outcome, len(samples))
+	if err := (&rewards.Router{}).Route(context.Background(), out, samples); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"rewards: samples[0]: verifiers: math: ref: syntax error: ", "rewards: samples[1] (gsm8k): verifiers: math: ref: syntax error: "} {
+		if err := out[i].Err; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, verifiers.ErrSyntax) || strings.Contains(err.Error(), "()") {
+			t.Errorf("sample %d: %v, want an ErrSyntax error starting %q", i, err, want)
+		}
 	}
 }

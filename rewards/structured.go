@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
 
@@ -34,6 +35,12 @@ type StructuredScore struct {
 func ScoreStructured(tracker *RepetitionTracker, sentence, dict, truth string) (StructuredScore, error) {
 	gold, err := verifiers.StructuredFacts(truth)
 	if err != nil {
+		var ae *tensor.ArgError
+		if errors.As(err, &ae) {
+			c := *ae
+			c.Arg = "truth"
+			return StructuredScore{}, fmt.Errorf("rewards: %w", &c)
+		}
 		return StructuredScore{}, fmt.Errorf("rewards: truth: %w", err)
 	}
 	var s StructuredScore

@@ -63,9 +63,9 @@ func BenchmarkVerifyBatch(b *testing.B) {
 // on a verifier that does nothing.
 func BenchmarkOverhead(b *testing.B) {
 	reg := new(verifiers.Registry)
-	reg.Register("nop", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	reg.Register("nop", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
-	}))
+	})))
 	type it struct {
 		Verifier string `json:"verifier"`
 		Gold     string `json:"gold"`

@@ -112,7 +112,7 @@ func (c *Config) validate() error {
 	case c.ShutdownTimeout <= 0:
 		return configErr("ShutdownTimeout", "%v, want > 0", c.ShutdownTimeout)
 	}
-	if _, err := c.Registry.Lookup(c.Verifier); err != nil {
+	if _, err := c.Registry.Factory(c.Verifier); err != nil {
 		return fmt.Errorf("serve: %w: Config.Verifier: %w", ErrConfig, err)
 	}
 	return nil

@@ -26,27 +26,27 @@ func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}
 	t.Helper()
 	reg := new(verifiers.Registry)
 	for _, name := range []string{"math", "number", "choice", "format"} {
-		v, err := verifiers.Lookup(name)
+		f, err := verifiers.Default.Factory(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		must(t, reg.Register(name, v))
+		must(t, reg.Register(name, f))
 	}
-	must(t, reg.Register("slow", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	must(t, reg.Register("slow", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		<-ctx.Done()
 		return verifiers.Result{}, ctx.Err()
-	})))
-	must(t, reg.Register("stubborn", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	}))))
+	must(t, reg.Register("stubborn", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		time.Sleep(time.Second)
 		return verifiers.Result{Score: 1, Correct: true}, nil
-	})))
-	must(t, reg.Register("selfstop", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	}))))
+	must(t, reg.Register("selfstop", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		return verifiers.Result{Timeout: true, Reason: "timeout: own budget"}, nil
-	})))
-	must(t, reg.Register("panic", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	}))))
+	must(t, reg.Register("panic", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		panic("boom")
-	})))
-	must(t, reg.Register("gate", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	}))))
+	must(t, reg.Register("gate", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		if started != nil {
 			started <- struct{}{}
 		}
@@ -56,7 +56,7 @@ func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}
 		case <-ctx.Done():
 			return verifiers.Result{}, ctx.Err()
 		}
-	})))
+	}))))
 	return reg
 }
 

@@ -83,7 +83,7 @@ func (s *Server) readSpec(text []byte) (call, error) {
 	if spec.Verifier != "" {
 		c.verifier = spec.Verifier
 	}
-	if _, err := s.cfg.Registry.Lookup(c.verifier); err != nil {
+	if _, err := s.cfg.Registry.Factory(c.verifier); err != nil {
 		return call{}, err
 	}
 	if spec.Gold != nil {

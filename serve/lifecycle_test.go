@@ -86,7 +86,7 @@ func TestWorkersBoundConcurrency(t *testing.T) {
 	running, peak, calls := 0, 0, 0
 	release := make(chan struct{})
 	reg := new(verifiers.Registry)
-	must(t, reg.Register("count", verifiers.Func(func(ctx context.Context, pred, ref string, p verifiers.Params) (verifiers.Result, error) {
+	must(t, reg.Register("count", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
 		mu.Lock()
 		running++
 		calls++
@@ -103,7 +103,7 @@ func TestWorkersBoundConcurrency(t *testing.T) {
 		case <-ctx.Done():
 			return verifiers.Result{}, ctx.Err()
 		}
-	})))
+	}))))
 	cfg := DefaultConfig()
 	cfg.Workers = 3
 	cfg.Registry = reg

@@ -134,7 +134,7 @@ func (s *Server) count(b *batch) {
 // verifierLabel is name when the registry holds it, else "unknown", so
 // that clients cannot mint label values.
 func (s *Server) verifierLabel(name string) string {
-	if _, err := s.cfg.Registry.Lookup(name); err != nil {
+	if _, err := s.cfg.Registry.Factory(name); err != nil {
 		return "unknown"
 	}
 	return name

@@ -1,6 +1,7 @@
 package verifiers
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/rlpost/rlpost/tensor"
@@ -23,6 +24,14 @@ const maxAssignCost = 1e100
 // 1e100; dst must have one entry per row. Ties between optimal assignments
 // are broken deterministically.
 func Assign(dst []int, cost [][]float64) (float64, error) {
+	r0, err := assign(dst, cost)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func assign(dst []int, cost [][]float64) (float64, error) {
 	rows := len(cost)
 	if len(dst) != rows {
 		return 0, tensor.Errorf(tensor.ErrShape, "dst", nil, "length %d, want %d (rows of cost)", len(dst), rows)

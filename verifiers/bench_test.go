@@ -24,14 +24,38 @@ func BenchmarkVerifiers(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, c := range cases {
-		v, err := verifiers.Lookup(c.name)
+		v, err := verifiers.New(c.name, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := v.Verify(ctx, c.pred, c.ref, nil); err != nil {
+				if _, err := v.Verify(ctx, c.pred, c.ref); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRegistryVerifyParams is the path of `rlpost verify` and `rlpost
+// serve`: every sample names its verifier and parameters, which repeat
+// across a batch.
+func BenchmarkRegistryVerifyParams(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, pred, ref string
+		params          verifiers.Params
+	}{
+		{"number", "<think>6·7</think>The answer is 42.", "42", verifiers.Params{"tol": 0.01}},
+		{"math", `<think>…</think>The answer is $\frac{1}{2}$.`, "0.5", verifiers.Params{"precision": 4.0, "strict": false}},
+		{"detection", `<answer>[{"label": "cat", "bbox": [0, 0, 10, 10]}]</answer>`, `[{"label": "cat", "bbox": [0, 0, 10, 10]}]`, verifiers.Params{"progress": 0.3, "matching": "optimal"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := verifiers.Default.Verify(ctx, c.name, c.pred, c.ref, c.params); err != nil {
 					b.Fatal(err)
 				}
 			}

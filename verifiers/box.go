@@ -204,17 +204,21 @@ func iouThreshold(p Params, def float64, allowZero bool) (float64, error) {
 //
 // Parameters: "extract" (default "auto"); "threshold" ε in [0, 1] (default
 // 0) or "progress" p in [0, 1], which sets ε by the Dynamic IoU schedule.
-func IoUVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return iouRule.verify(ctx, pred, ref, p)
+func IoUVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return iouRule.verify(ctx, response, reference, p)
 }
 
-var iouRule = rule{name: "iou", extract: ExtractAuto, params: []string{"threshold", "progress"}, score: scoreIoU}
+var iouRule = rule{
+	name: "iou", extract: ExtractAuto, params: []string{"threshold", "progress"},
+	read: func(p Params, c *config) (err error) {
+		c.threshold, err = iouThreshold(p, 0, true)
+		return err
+	},
+	score: scoreIoU,
+}
 
-func scoreIoU(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	eps, err := iouThreshold(p, 0, true)
-	if err != nil {
-		return Result{}, err
-	}
+func scoreIoU(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	eps := c.threshold
 	gold, ok := ParseBox(ref)
 	if !ok {
 		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "no box [x1,y1,x2,y2] in %q", clip(ref))

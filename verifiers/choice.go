@@ -27,13 +27,13 @@ func FirstLetter(s string) (rune, bool) {
 // ("A, B, C, D", "A or B", "(A) (B)") or none scores 0 with a Reason.
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false).
-func Choice(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return choiceRule.verify(ctx, pred, ref, p)
+func Choice(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return choiceRule.verify(ctx, response, reference, p)
 }
 
 var choiceRule = rule{name: "choice", extract: ExtractSlot, score: scoreChoice}
 
-func scoreChoice(_ context.Context, ans string, found bool, ref string, _ Params) (Result, error) {
+func scoreChoice(_ context.Context, ans string, found bool, ref string, _ *config) (Result, error) {
 	gold, _, ok := ReadChoice(ref)
 	if !ok {
 		r, ok := FirstLetter(ref)

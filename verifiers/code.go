@@ -95,17 +95,22 @@ func passParam(p Params) (float64, error) {
 //
 // Parameters: "extract" (default "code": the last <answer>, then the last
 // ``` fence in it); "pass" (default 1).
-func HTML(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return htmlRule.verify(ctx, pred, ref, p)
+func HTML(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return htmlRule.verify(ctx, response, reference, p)
 }
 
-var htmlRule = rule{name: "html", extract: ExtractCode, params: []string{"pass"}, score: scoreHTML}
+var htmlRule = rule{name: "html", extract: ExtractCode, params: []string{"pass"}, read: readPass, score: scoreHTML}
 
-func scoreHTML(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	pass, err := passParam(p)
-	if err != nil || !found {
-		return Result{}, err
+func readPass(p Params, c *config) (err error) {
+	c.pass, err = passParam(p)
+	return err
+}
+
+func scoreHTML(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	if !found {
+		return Result{}, nil
 	}
+	pass := c.pass
 	tok, tag := CodeOverlap(ans, ref)
 	if err := ctx.Err(); err != nil {
 		return Result{}, err // the deadline, checked after the linear work

@@ -140,7 +140,7 @@ func TestWorstCaseCost(t *testing.T) {
 
 // measure runs c runs times and returns the least time and allocation.
 func measure(c costCase, runs int) (time.Duration, uint64, verifiers.Result, error) {
-	v, err := verifiers.Lookup(c.verifier)
+	v, err := verifiers.New(c.verifier, c.params)
 	if err != nil {
 		return 0, 0, verifiers.Result{}, err
 	}
@@ -151,7 +151,7 @@ func measure(c costCase, runs int) (time.Duration, uint64, verifiers.Result, err
 		runtime.ReadMemStats(&ms)
 		before := ms.TotalAlloc
 		start := time.Now()
-		res, err = v.Verify(context.Background(), c.pred, c.ref, c.params)
+		res, err = v.Verify(context.Background(), c.pred, c.ref)
 		took := time.Since(start)
 		runtime.ReadMemStats(&ms)
 		if err != nil {

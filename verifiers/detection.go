@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 
@@ -33,6 +34,14 @@ type detectionJSON struct {
 // encoding/json's limit (10 000 levels, errors beyond) and time is linear
 // in len(s).
 func ParseDetections(s string) ([]Detection, error) {
+	r0, err := parseDetections(s)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func parseDetections(s string) ([]Detection, error) {
 	i := strings.IndexAny(s, "[{")
 	if i < 0 {
 		return nil, tensor.Errorf(ErrSyntax, "detections", nil, "no JSON array or object")
@@ -141,6 +150,14 @@ func sameLabel(a, b string) bool { return strings.EqualFold(a, b) }
 // truth scores c/2·penalty^#gt, as the formula gives (miss 1, false alarm 0).
 // Ground-truth boxes must be valid; invalid predicted boxes match nothing.
 func ScoreDetections(gt, pred []Detection, cfg DetectionConfig) (DetectionScore, error) {
+	r0, err := scoreDetections(gt, pred, cfg)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func scoreDetections(gt, pred []Detection, cfg DetectionConfig) (DetectionScore, error) {
 	if err := cfg.Validate(); err != nil {
 		return DetectionScore{}, err
 	}
@@ -237,7 +254,7 @@ func matchOptimal(match []int, iou []float64, m, n int) {
 		cost[j] = row
 	}
 	// Assign cannot fail here: the matrix is rectangular and finite.
-	if _, err := Assign(match, cost); err != nil {
+	if _, err := assign(match, cost); err != nil {
 		panic("verifiers: " + err.Error())
 	}
 	for j, i := range match {
@@ -256,22 +273,23 @@ func matchOptimal(match []int, iou []float64, m, n int) {
 // 0.5) or "progress" in [0, 1] (Dynamic IoU); "matching": "greedy"
 // (default) or "optimal"; "completeness" c (default 0.3);
 // "count_penalty" (default 0.6).
-func DetectionVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return detectionRule.verify(ctx, pred, ref, p)
+func DetectionVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return detectionRule.verify(ctx, response, reference, p)
 }
 
 var detectionRule = rule{
 	name: "detection", extract: ExtractAuto,
 	params: []string{"threshold", "progress", "matching", "completeness", "count_penalty"},
-	score:  scoreDetection,
+	read: func(p Params, c *config) (err error) {
+		c.detection, err = detectionParams(p)
+		return err
+	},
+	score: scoreDetection,
 }
 
-func scoreDetection(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	cfg, err := detectionParams(p)
-	if err != nil {
-		return Result{}, err
-	}
-	gt, err := ParseDetections(ref)
+func scoreDetection(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	cfg := c.detection
+	gt, err := parseDetections(ref)
 	if err != nil {
 		return Result{}, renameArg(err, "ref")
 	}
@@ -283,7 +301,7 @@ func scoreDetection(ctx context.Context, ans string, found bool, ref string, p P
 	if !found {
 		return Result{}, nil
 	}
-	got, err := ParseDetections(ans)
+	got, err := parseDetections(ans)
 	if err != nil {
 		return Result{Reason: "no detections: " + clip(err.Error())}, nil
 	}
@@ -292,7 +310,7 @@ func scoreDetection(ctx context.Context, ans string, found bool, ref string, p P
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	ds, err := ScoreDetections(gt, got, cfg)
+	ds, err := scoreDetections(gt, got, cfg)
 	if err != nil {
 		return Result{}, err
 	}

@@ -6,17 +6,50 @@
 //
 // # Interface
 //
-// A Verifier maps (pred, ref, params) to a Result: Score in [0, 1], Correct,
-// Parsed, what was extracted from the prediction, and Timeout and Reason.
-// Params is V-Triune's per-sample verifier_parm (Fig. 8). A malformed
-// prediction scores 0 with no error, and the built-in verifiers say why in
-// Reason (no answer slot, several answers, a malformed slot); so does a
-// prediction over a size limit or a call past its deadline (Timeout set):
-// model output never causes an error, and a sample is never dropped.
-// Errors report what the trainer supplied: an unparseable reference, a bad
-// or unknown parameter (wrapping ErrParam), a reference or params over a
-// limit (ErrTooLarge), a cancelled context. Errors about inputs are
-// *tensor.ArgError values naming the argument ("ref", `params["threshold"]`).
+// A Verifier maps (ctx, response, reference) to a Result — response, the
+// model's output, first; reference, the trusted answer, second: the JSON
+// contract's "pred" and "gold" (docs/conformance.md). A Result holds Score
+// in [0, 1], Correct, Parsed (the answer as read from the response: a
+// formula as parsed, words as written) and Timeout and Reason.
+//
+// Parameters (V-Triune's per-sample verifier_parm, Fig. 8) are read once,
+// when a verifier is built:
+//
+//	v, err := verifiers.New("number", verifiers.Params{"tol": 0.01}) // checks the params
+//	res, err := v.Verify(ctx, response, reference)                   // reads none
+//
+// Registry.Verify(ctx, name, response, reference, params), the form of
+// `rlpost verify` and `rlpost serve`, builds verifiers by name and caches
+// them per (name, params), so a batch that repeats its parameters reads
+// them once. The functions named after the verifiers (Number, Choice, Math,
+// …) take the parameters on each call, for one-off use. A caller's own
+// verifier is a Factory (WithoutParams for one without parameters, Adapt
+// for one written against the interface of earlier releases) registered
+// under a name.
+//
+// A malformed response scores 0 with no error, and the built-in verifiers
+// say why in Reason (no answer slot, several answers, a malformed slot);
+// so does a response over a size limit or a call past its deadline
+// (Timeout set): model output never causes an error, and a sample is never
+// dropped. Errors report what the trainer supplied, each a
+// *tensor.ArgError naming the argument ("ref", `params["tol"]`) wrapping a
+// kind for errors.Is:
+//
+//   - a reference that does not parse — `\frac{` or `}}}` for math, no
+//     number for number, no letter for choice, no box for iou, broken JSON
+//     for detection, ocr's array, temporal_iou and structured_f1 — wraps
+//     ErrSyntax, never a 0 for every response;
+//   - an unknown, misspelt or ill-typed parameter wraps ErrParam (math's
+//     out-of-range values wrap tensor.ErrRange too), returned by New;
+//   - a reference or params over a limit wrap ErrTooLarge;
+//   - a cancelled context wraps context.Canceled;
+//   - a verifier name the registry does not hold wraps ErrUnknown (a plain
+//     error listing the registered names, as the JSON contracts print it).
+//
+// Every error of this package starts "verifiers: ", a verifier's with its
+// name: "verifiers: math: context canceled", "verifiers: number: ref:
+// syntax error: no number in \"n/a\"". Params getters and Validate
+// methods return the bare *tensor.ArgError for their caller to wrap.
 //
 // Correct is an exact match for answer, choice and number; IoU ≥ ε (0.5
 // when ε = 0) for iou; every ground-truth box matched and nothing else
@@ -28,7 +61,8 @@
 //	answer       exact match of the extracted answer (extract, ignore_case)
 //	choice       one option letter in the answer slot (extract, lenient)
 //	number       one number in the answer slot, exact or relative tolerance (extract, lenient, tol)
-//	math         package mathverify on the answer slot (its keys, lenient)
+//	math         package mathverify on the answer slot (its keys, lenient);
+//	             registered like the others, nothing to import or register
 //	iou          one box, IoU with threshold ε (extract, threshold | progress)
 //	detection    multi-box, label-first matching (extract, threshold | progress,
 //	             matching, completeness, count_penalty)
@@ -40,7 +74,7 @@
 //	svg          without a renderer: 0.25·(token + tag Jaccard), with a reason
 //
 // The Default "svg" has no renderer (type SVG documents the score rule); a
-// caller with one registers SVG{Render: …} in its own registry.
+// caller with one registers SVG{Render: …}.New in its own registry.
 //
 // # Answer slot
 //

@@ -1,6 +1,7 @@
 package verifiers
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/rlpost/rlpost/tensor"
@@ -55,10 +56,10 @@ func (s IoUSchedule) Validate() error {
 // step over the total).
 func (s IoUSchedule) At(p float64) (float64, error) {
 	if err := s.Validate(); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("verifiers: %w", err)
 	}
 	if !(p >= 0 && p <= 1) {
-		return 0, tensor.Errorf(tensor.ErrRange, "p", nil, "%v, want a training progress in [0, 1]", p)
+		return 0, fmt.Errorf("verifiers: %w", tensor.Errorf(tensor.ErrRange, "p", nil, "%v, want a training progress in [0, 1]", p))
 	}
 	for k, u := range s.Until {
 		if p <= u {
@@ -93,6 +94,14 @@ type AdaptiveIoU struct {
 // NewAdaptiveIoU returns a controller with target success rate tau in
 // [0, 1], at threshold 0.5.
 func NewAdaptiveIoU(tau float64) (*AdaptiveIoU, error) {
+	r0, err := newAdaptiveIoU(tau)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func newAdaptiveIoU(tau float64) (*AdaptiveIoU, error) {
 	if !(tau >= 0 && tau <= 1) {
 		return nil, tensor.Errorf(tensor.ErrRange, "tau", nil, "%v, want a success rate in [0, 1]", tau)
 	}
@@ -110,7 +119,7 @@ func (a *AdaptiveIoU) Threshold() float64 {
 // next threshold T_{t+1}.
 func (a *AdaptiveIoU) Step(bsr float64) (float64, error) {
 	if !(bsr >= 0 && bsr <= 1) {
-		return 0, tensor.Errorf(tensor.ErrRange, "bsr", nil, "%v, want a rate in [0, 1]", bsr)
+		return 0, fmt.Errorf("verifiers: %w", tensor.Errorf(tensor.ErrRange, "bsr", nil, "%v, want a rate in [0, 1]", bsr))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -132,11 +141,11 @@ func (a *AdaptiveIoU) step(bsr float64) float64 {
 // applies Step with it.
 func (a *AdaptiveIoU) Observe(ious []float64) (float64, error) {
 	if len(ious) == 0 {
-		return 0, tensor.Errorf(tensor.ErrEmpty, "ious", nil, "no boxes in the batch")
+		return 0, fmt.Errorf("verifiers: %w", tensor.Errorf(tensor.ErrEmpty, "ious", nil, "no boxes in the batch"))
 	}
 	for i, v := range ious {
 		if !(v >= 0 && v <= 1) {
-			return 0, tensor.Errorf(tensor.ErrRange, "ious", tensor.At(i), "%v, want an IoU in [0, 1]", v)
+			return 0, fmt.Errorf("verifiers: %w", tensor.Errorf(tensor.ErrRange, "ious", tensor.At(i), "%v, want an IoU in [0, 1]", v))
 		}
 	}
 	a.mu.Lock()

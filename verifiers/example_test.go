@@ -2,13 +2,34 @@ package verifiers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/rlpost/rlpost/verifiers"
 )
 
-// Verifiers are looked up by V-Triune's verifier key and take the
-// per-sample verifier_parm.
+// New builds a verifier from V-Triune's verifier key and per-sample
+// verifier_parm, read once; Verify then takes (ctx, response, reference).
+func ExampleNew() {
+	v, err := verifiers.New("number", verifiers.Params{"tol": 0.01})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, response := range []string{"The answer is 3.14.", "The answer is 3.2."} {
+		res, _ := v.Verify(context.Background(), response, `\pi \approx 3.1416`)
+		fmt.Println(res.Score, res.Parsed)
+	}
+	_, err = verifiers.New("number", verifiers.Params{"tolerance": 0.01})
+	fmt.Println(errors.Is(err, verifiers.ErrParam))
+	// Output:
+	// 1 3.14
+	// 0 3.2
+	// true
+}
+
+// Registry.Verify is the one-call form that `rlpost verify` and `rlpost
+// serve` use, with a verifier name and parameters per sample.
 func Example() {
 	ctx := context.Background()
 	response := "<think>The second option shows a cat.</think><answer>B</answer>"
@@ -93,13 +114,13 @@ func ExampleFormatTags() {
 
 func ExampleRegistry() {
 	var reg verifiers.Registry
-	exact := verifiers.Func(func(_ context.Context, pred, ref string, _ verifiers.Params) (verifiers.Result, error) {
-		if pred == ref {
-			return verifiers.Result{Score: 1, Correct: true, Parsed: pred}, nil
+	exact := verifiers.Func(func(_ context.Context, response, reference string) (verifiers.Result, error) {
+		if response == reference {
+			return verifiers.Result{Score: 1, Correct: true, Parsed: response}, nil
 		}
-		return verifiers.Result{Parsed: pred}, nil
+		return verifiers.Result{Parsed: response}, nil
 	})
-	if err := reg.Register("exact", exact); err != nil {
+	if err := reg.Register("exact", verifiers.WithoutParams(exact)); err != nil {
 		fmt.Println(err)
 		return
 	}

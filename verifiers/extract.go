@@ -165,25 +165,3 @@ func Extract(s, mode string) (string, bool) {
 	}
 	return strings.TrimSpace(s), true
 }
-
-// extractParam reads the "extract" parameter (default def) and applies it
-// to pred.
-func extractParam(pred string, p Params, def string) (string, bool, error) {
-	mode, err := p.Enum("extract", def, extractModes...)
-	if err != nil {
-		return "", false, err
-	}
-	if mode == ExtractSlot {
-		lenient, err := p.Bool("lenient", false)
-		if err != nil {
-			return "", false, err
-		}
-		s, reason := AnswerSlot(pred, lenient)
-		return s, reason == "", nil
-	}
-	if _, ok := p["lenient"]; ok {
-		return "", false, paramErr("lenient", "only with extract \"slot\"")
-	}
-	s, ok := Extract(pred, mode)
-	return s, ok, nil
-}

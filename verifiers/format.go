@@ -44,11 +44,11 @@ func FormatTags(s string) float64 {
 // Format is the "format" verifier: score 1 when pred follows AVATAR's
 // format (ThinkAnswer), else 0. AVATAR's reward is ±1 (rewards.Format);
 // verifier scores stay in [0, 1]. ref is ignored; no parameters.
-func Format(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return formatRule.verify(ctx, pred, ref, p)
+func Format(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return formatRule.verify(ctx, response, reference, p)
 }
 
-var formatRule = rule{name: "format", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
+var formatRule = rule{name: "format", score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
 	if ThinkAnswer(pred) {
 		return Result{Score: 1, Correct: true}, nil
 	}
@@ -57,11 +57,11 @@ var formatRule = rule{name: "format", score: func(_ context.Context, pred string
 
 // FormatTagsVerifier is the "format_tags" verifier: FormatTags(pred), with
 // Correct when all four tags occur once. ref is ignored; no parameters.
-func FormatTagsVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return formatTagsRule.verify(ctx, pred, ref, p)
+func FormatTagsVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return formatTagsRule.verify(ctx, response, reference, p)
 }
 
-var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pred string, _ bool, _ string, _ Params) (Result, error) {
+var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
 	s := FormatTags(pred)
 	return Result{Score: s, Correct: s == 1}, nil
 }}
@@ -71,17 +71,17 @@ var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pr
 //
 // Parameters: "extract" (default "auto"); "ignore_case" (default false)
 // compares with Unicode case folding.
-func Answer(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return answerRule.verify(ctx, pred, ref, p)
+func Answer(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return answerRule.verify(ctx, response, reference, p)
 }
 
-var answerRule = rule{name: "answer", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreAnswer}
+var answerRule = rule{name: "answer", extract: ExtractAuto, params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreAnswer}
 
-func scoreAnswer(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	fold, err := p.Bool("ignore_case", false)
-	if err != nil || !found {
-		return Result{}, err
+func scoreAnswer(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	if !found {
+		return Result{}, nil
 	}
+	fold := c.ignoreCase
 	gold := strings.TrimSpace(ref)
 	res := Result{Parsed: ans}
 	if ans == gold || fold && strings.EqualFold(ans, gold) {

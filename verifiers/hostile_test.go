@@ -70,14 +70,33 @@ func hostileInputsN(n int) map[string]string {
 	}
 }
 
-func allVerifiers(t testing.TB) map[string]verifiers.Verifier {
-	all := map[string]verifiers.Verifier{"svg": verifiers.SVG{Render: boxRenderer(32, 32)}}
+// verifyWith builds a verifier with per-call parameters, to feed every
+// verifier the same inputs.
+type verifyWith func(ctx context.Context, response, reference string, p verifiers.Params) (verifiers.Result, error)
+
+func (f verifyWith) Verify(ctx context.Context, response, reference string, p verifiers.Params) (verifiers.Result, error) {
+	return f(ctx, response, reference, p)
+}
+
+func allVerifiers(t testing.TB) map[string]verifyWith {
+	build := func(f verifiers.Factory) verifyWith {
+		return func(ctx context.Context, response, reference string, p verifiers.Params) (verifiers.Result, error) {
+			v, err := f(p)
+			if err != nil {
+				return verifiers.Result{}, err
+			}
+			return v.Verify(ctx, response, reference)
+		}
+	}
+	all := map[string]verifyWith{"svg": build(verifiers.SVG{Render: boxRenderer(32, 32)}.New)}
 	for _, name := range verifiers.Names() {
-		v, err := verifiers.Lookup(name)
+		f, err := verifiers.Default.Factory(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		all[name] = v
+		if name != "svg" {
+			all[name] = build(f)
+		}
 	}
 	return all
 }

@@ -111,20 +111,24 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
 // (default 0).
-func Number(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return numberRule.verify(ctx, pred, ref, p)
+func Number(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return numberRule.verify(ctx, response, reference, p)
 }
 
-var numberRule = rule{name: "number", extract: ExtractSlot, params: []string{"tol"}, score: scoreNumber}
+var numberRule = rule{name: "number", extract: ExtractSlot, params: []string{"tol"}, read: readTol, score: scoreNumber}
 
-func scoreNumber(_ context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	tol, err := p.Float("tol", 0)
-	if err != nil {
-		return Result{}, err
+func readTol(p Params, c *config) (err error) {
+	if c.tol, err = p.Float("tol", 0); err != nil {
+		return err
 	}
-	if tol < 0 {
-		return Result{}, paramErr("tol", "%v, want ≥ 0", tol)
+	if c.tol < 0 {
+		return paramErr("tol", "%v, want ≥ 0", c.tol)
 	}
+	return nil
+}
+
+func scoreNumber(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	tol := c.tol
 	golds, limited := ReadNumbers(ref)
 	if len(golds) == 0 && limited {
 		return Result{}, tensor.Errorf(ErrTooLarge, "ref", nil, "a number over %d digits", MaxNumberDigits)

@@ -17,8 +17,11 @@ import (
 // wrapping ErrTooLarge when the table it needs, the rune counts' product
 // after the common prefix and suffix are removed, exceeds MaxEditCells.
 func EditDistance(a, b string) (int, error) {
-	ra, rb := []rune(a), []rune(b)
-	return editDistance(ra, rb)
+	d, err := editDistance([]rune(a), []rune(b))
+	if err != nil {
+		return 0, fmt.Errorf("verifiers: %w", err)
+	}
+	return d, nil
 }
 
 // trimCommon drops the prefix and suffix a and b share, which never change
@@ -42,7 +45,7 @@ func editDistance(a, b []rune) (int, error) {
 		return len(a), nil
 	}
 	if int64(len(a))*int64(len(b)) > MaxEditCells {
-		return 0, tensor.Errorf(ErrTooLarge, "edit distance", nil, "%d×%d characters, limit %d cells", len(a), len(b), MaxEditCells)
+		return 0, tensor.Errorf(ErrTooLarge, "a, b", nil, "%d×%d characters, limit %d cells", len(a), len(b), MaxEditCells)
 	}
 	// One row of the table, over the shorter string.
 	row := make([]int, len(b)+1)
@@ -70,7 +73,15 @@ func editDistance(a, b []rune) (int, error) {
 // are identical (1). It is OCRSimilarityContext without a deadline; a call
 // over its work limit is an error wrapping ErrTooLarge.
 func OCRSimilarity(pred string, targets []string) (float64, error) {
-	score, limited, err := OCRSimilarityContext(context.Background(), pred, targets)
+	r0, err := ocrSimilarity(pred, targets)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func ocrSimilarity(pred string, targets []string) (float64, error) {
+	score, limited, err := ocrSimilarityContext(context.Background(), pred, targets)
 	if err == nil && limited && score == 0 {
 		return 0, tensor.Errorf(ErrTooLarge, "targets", nil, "edit distances over %d cells", MaxEditCells)
 	}
@@ -88,6 +99,14 @@ func OCRSimilarity(pred string, targets []string) (float64, error) {
 // uncompared because the cell budget ran out; the score is then the best
 // of those compared. ctx is checked while the tables are filled.
 func OCRSimilarityContext(ctx context.Context, pred string, targets []string) (score float64, limited bool, err error) {
+	r0, r1, err := ocrSimilarityContext(ctx, pred, targets)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, r1, err
+}
+
+func ocrSimilarityContext(ctx context.Context, pred string, targets []string) (score float64, limited bool, err error) {
 	if len(targets) == 0 {
 		return 0, false, tensor.Errorf(tensor.ErrEmpty, "targets", nil, "no target text")
 	}
@@ -221,19 +240,26 @@ func abs(x int) int {
 }
 
 // ocrTargets reads ref as a JSON array of strings (several acceptable
-// texts) when it is one, else as the single target text.
-func ocrTargets(ref string) []string {
+// texts) when it is one, else as the single target text. A ref that opens
+// like an array of strings (`["`) but is not one is an error wrapping
+// ErrSyntax, and so is an empty array. An empty ref is the target of an
+// image without text.
+func ocrTargets(ref string) ([]string, error) {
 	t := strings.TrimSpace(ref)
 	if strings.HasPrefix(t, "[") {
 		var many []string
-		if err := json.Unmarshal([]byte(t), &many); err == nil && len(many) > 0 {
+		err := json.Unmarshal([]byte(t), &many)
+		if err == nil && len(many) > 0 {
 			for i, s := range many {
 				many[i] = strings.TrimSpace(s)
 			}
-			return many
+			return many, nil
+		}
+		if err == nil || strings.HasPrefix(strings.TrimSpace(t[1:]), `"`) {
+			return nil, tensor.Errorf(ErrSyntax, "ref", nil, "%q, want a JSON array of one or more strings, or a plain text", clip(t))
 		}
 	}
-	return []string{t}
+	return []string{t}, nil
 }
 
 // OCR scores recognised text (LLaVA-OneVision-1.5 ocr) with OCRSimilarity:
@@ -244,18 +270,23 @@ func ocrTargets(ref string) []string {
 //
 // Parameters: "extract" (default "auto"); "ignore_case" (default false)
 // compares after mapping every character to lower case.
-func OCR(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	return ocrRule.verify(ctx, pred, ref, p)
+func OCR(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return ocrRule.verify(ctx, response, reference, p)
 }
 
-var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, score: scoreOCR}
+var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreOCR}
 
-func scoreOCR(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	fold, err := p.Bool("ignore_case", false)
+func readIgnoreCase(p Params, c *config) (err error) {
+	c.ignoreCase, err = p.Bool("ignore_case", false)
+	return err
+}
+
+func scoreOCR(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	targets, err := ocrTargets(ref)
 	if err != nil || !found {
 		return Result{}, err
 	}
-	targets := ocrTargets(ref)
+	fold := c.ignoreCase
 	got := ans
 	if fold {
 		got = foldCase(got)
@@ -263,7 +294,7 @@ func scoreOCR(ctx context.Context, ans string, found bool, ref string, p Params)
 			targets[i] = foldCase(t)
 		}
 	}
-	score, limited, err := OCRSimilarityContext(ctx, got, targets)
+	score, limited, err := ocrSimilarityContext(ctx, got, targets)
 	if err != nil {
 		return deadlineResult(err)
 	}

@@ -48,6 +48,14 @@ var errStructuredLimit = errors.New("structured dictionary over its limits")
 // MaxStructuredFacts facts or MaxStructuredDepth levels of nesting an error
 // wrapping ErrTooLarge.
 func StructuredFacts(s string) (map[string]struct{}, error) {
+	r0, err := structuredFacts(s)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func structuredFacts(s string) (map[string]struct{}, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
 	var v any
@@ -232,34 +240,26 @@ func structuredCandidates(pred string) []string {
 //
 // Parameters: "threshold" (default 0.7, the correctness threshold of VAGEN
 // Appendix D.1.2): Correct means F1 ≥ threshold.
-func StructuredF1Verifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	res, err := structuredF1(ctx, pred, ref, p)
-	if err != nil {
-		return Result{}, fmt.Errorf("verifiers: structured_f1: %w", err)
-	}
-	return res, nil
+func StructuredF1Verifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return structuredF1Rule.verify(ctx, response, reference, p)
 }
 
-func structuredF1(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
-	}
-	if err := p.Only("threshold"); err != nil {
-		return Result{}, err
-	}
-	threshold, err := p.Float("threshold", 0.7)
+var structuredF1Rule = rule{
+	name: "structured_f1", params: []string{"threshold"},
+	read: func(p Params, c *config) (err error) {
+		c.threshold, err = floatIn(p, "threshold", 0.7, 0, 1, false)
+		return err
+	},
+	score: scoreStructuredF1,
+}
+
+func scoreStructuredF1(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
+	gold, err := structuredFacts(ref)
 	if err != nil {
-		return Result{}, err
+		return Result{}, renameArg(err, "ref")
 	}
-	if threshold < 0 || threshold > 1 {
-		return Result{}, paperParamErr("threshold", "%v, want a number in [0, 1]", threshold)
-	}
-	gold, err := StructuredFacts(ref)
-	if err != nil {
-		return Result{}, fmt.Errorf("ref: %w", err)
-	}
-	for _, c := range structuredCandidates(pred) {
-		facts, err := StructuredFacts(c)
+	for _, cand := range structuredCandidates(pred) {
+		facts, err := structuredFacts(cand)
 		if errors.Is(err, ErrTooLarge) {
 			return Result{Parsed: "limit: " + err.Error()}, nil
 		}
@@ -267,7 +267,7 @@ func structuredF1(ctx context.Context, pred, ref string, p Params) (Result, erro
 			continue
 		}
 		f1 := StructuredF1(gold, facts)
-		return Result{Score: paperUnit(f1), Correct: f1 >= threshold, Parsed: c}, nil
+		return Result{Score: clamp01(f1), Correct: f1 >= c.threshold, Parsed: cand}, nil
 	}
 	return Result{}, nil
 }

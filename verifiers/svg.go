@@ -3,6 +3,7 @@ package verifiers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"math"
 
@@ -36,6 +37,14 @@ const (
 // value lies in [−1, 1] and is 1 for identical images. Images may hold at
 // most MaxPixels pixels.
 func SSIM(a, b image.Image) (float64, error) {
+	r0, err := ssim(a, b)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func ssim(a, b image.Image) (float64, error) {
 	if a == nil || b == nil {
 		return 0, tensor.Errorf(tensor.ErrEmpty, "image", nil, "nil image")
 	}
@@ -177,27 +186,34 @@ type RenderFunc func(ctx context.Context, svg string) (image.Image, error)
 // that score. A caller with a renderer registers its own under another
 // name, or replaces the Default registry:
 //
-//	reg.Register("svg", verifiers.SVG{Render: myRenderer})
+//	reg.Register("svg", verifiers.SVG{Render: myRenderer}.New)
 //
 // Parameters: "extract" (default "code"); "pass" (default 1).
 type SVG struct {
 	Render RenderFunc
 }
 
-// Verify implements Verifier.
-func (v SVG) Verify(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	r := rule{name: "svg", extract: ExtractCode, params: []string{"pass"}, score: v.score}
-	return r.verify(ctx, pred, ref, p)
+// New is the Factory of v: it reads p once.
+func (v SVG) New(p Params) (Verifier, error) { return v.rule().New(p) }
+
+// Verify scores one response with parameters p, read on this call; New
+// reads them once for many calls.
+func (v SVG) Verify(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return v.rule().verify(ctx, response, reference, p)
+}
+
+func (v SVG) rule() *rule {
+	return &rule{name: "svg", extract: ExtractCode, params: []string{"pass"}, read: readPass, score: v.score}
 }
 
 // noRenderer is the Reason of an svg score computed without a renderer.
 const noRenderer = "no SVG renderer: the image (SSIM) term is 0, the score is code overlap only"
 
-func (v SVG) score(ctx context.Context, ans string, found bool, ref string, p Params) (Result, error) {
-	pass, err := passParam(p)
-	if err != nil || !found {
-		return Result{}, err
+func (v SVG) score(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error) {
+	if !found {
+		return Result{}, nil
 	}
+	pass := c.pass
 	if v.Render == nil {
 		tok, tag := CodeOverlap(ans, ref)
 		if err := ctx.Err(); err != nil {

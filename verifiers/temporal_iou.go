@@ -34,7 +34,7 @@ func TemporalIoU(a, b Interval) float64 {
 	if inter <= 0 {
 		return 0
 	}
-	return paperUnit(inter / union)
+	return clamp01(inter / union)
 }
 
 func (iv Interval) valid() bool {
@@ -189,6 +189,14 @@ func isLetterByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <=
 // ParseIntervalRef reads a reference interval: a JSON array of two numbers
 // [start, end] with 0 ≤ start ≤ end.
 func ParseIntervalRef(ref string) (Interval, error) {
+	r0, err := parseIntervalRef(ref)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func parseIntervalRef(ref string) (Interval, error) {
 	var v []float64
 	if err := json.Unmarshal([]byte(ref), &v); err != nil || len(v) != 2 {
 		return Interval{}, tensor.Errorf(ErrSyntax, "ref", nil, "%q, want a JSON array [start, end] of seconds", shortRef(ref))
@@ -217,29 +225,22 @@ func shortRef(s string) string {
 // Parameters: "threshold" (default 0.5): Correct means IoU ≥ threshold, the
 // usual R@0.5 of temporal grounding (the paper reports mIoU, the mean
 // score, and sets no threshold).
-func TemporalIoUVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	res, err := temporalIoU(ctx, pred, ref, p)
-	if err != nil {
-		return Result{}, fmt.Errorf("verifiers: temporal_iou: %w", err)
-	}
-	return res, nil
+func TemporalIoUVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return temporalIoURule.verify(ctx, response, reference, p)
 }
 
-func temporalIoU(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
-	}
-	if err := p.Only("threshold"); err != nil {
-		return Result{}, err
-	}
-	threshold, err := p.Float("threshold", 0.5)
-	if err != nil {
-		return Result{}, err
-	}
-	if threshold < 0 || threshold > 1 {
-		return Result{}, paperParamErr("threshold", "%v, want a number in [0, 1]", threshold)
-	}
-	gold, err := ParseIntervalRef(ref)
+var temporalIoURule = rule{
+	name: "temporal_iou", params: []string{"threshold"},
+	read: func(p Params, c *config) (err error) {
+		c.threshold, err = floatIn(p, "threshold", 0.5, 0, 1, false)
+		return err
+	},
+	score: scoreTemporalIoU,
+}
+
+func scoreTemporalIoU(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
+	threshold := c.threshold
+	gold, err := parseIntervalRef(ref)
 	if err != nil {
 		return Result{}, err
 	}

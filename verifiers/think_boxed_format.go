@@ -71,28 +71,21 @@ func boxedRunes(s string) (runes, n int) {
 //
 // Parameters: "max_ratio" (default 0.2, the write-up's 20 %), the largest
 // boxed share allowed, in (0, 1].
-func ThinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	res, err := thinkBoxedFormat(ctx, pred, ref, p)
-	if err != nil {
-		return Result{}, fmt.Errorf("verifiers: think_boxed_format: %w", err)
-	}
-	return res, nil
+func ThinkBoxedFormat(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return thinkBoxedRule.verify(ctx, response, reference, p)
 }
 
-func thinkBoxedFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
-	}
-	if err := p.Only("max_ratio"); err != nil {
-		return Result{}, err
-	}
-	maxRatio, err := p.Float("max_ratio", 0.2)
-	if err != nil {
-		return Result{}, err
-	}
-	if !(maxRatio > 0 && maxRatio <= 1) {
-		return Result{}, paperParamErr("max_ratio", "%v, want a number in (0, 1]", maxRatio)
-	}
+var thinkBoxedRule = rule{
+	name: "think_boxed_format", params: []string{"max_ratio"},
+	read: func(p Params, c *config) (err error) {
+		c.maxRatio, err = floatIn(p, "max_ratio", 0.2, 0, 1, true)
+		return err
+	},
+	score: scoreThinkBoxed,
+}
+
+func scoreThinkBoxed(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
+	maxRatio := c.maxRatio
 	ok, share := ThinkBoxed(pred, maxRatio)
 	res := Result{Parsed: fmt.Sprintf("boxed share %.4g", share)}
 	if ok {

@@ -49,9 +49,17 @@ func VAGENStyles() []string {
 // include it, and so does this check.) An unknown style is an error
 // wrapping ErrParam.
 func VAGENFormat(response, style string) (bool, error) {
+	r0, err := vagenFormatCheck(response, style)
+	if err != nil {
+		err = fmt.Errorf("verifiers: %w", err)
+	}
+	return r0, err
+}
+
+func vagenFormatCheck(response, style string) (bool, error) {
 	tmpl, ok := vagenTemplates[style]
 	if !ok {
-		return false, paperParamErr("style", "%q, want one of %s", style, strings.Join(VAGENStyles(), ", "))
+		return false, paramErr("style", "%q, want one of %s", style, strings.Join(VAGENStyles(), ", "))
 	}
 	s := strings.TrimSpace(response)
 	for _, name := range [...]string{"think", "observation", "reasoning", "prediction", "answer"} {
@@ -119,26 +127,25 @@ func section(s, name string) (string, bool) {
 //
 // Parameters: "style" (default "grounding_worldmodeling", the strategy of
 // VAGEN-Base and VAGEN-Full, §3 and §5.3).
-func VAGENFormatVerifier(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	res, err := vagenFormat(ctx, pred, ref, p)
-	if err != nil {
-		return Result{}, fmt.Errorf("verifiers: vagen_format: %w", err)
-	}
-	return res, nil
+func VAGENFormatVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
+	return vagenRule.verify(ctx, response, reference, p)
 }
 
-func vagenFormat(ctx context.Context, pred, ref string, p Params) (Result, error) {
-	if reason, err := checkInputs(ctx, pred, ref); err != nil || reason != "" {
-		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, err
-	}
-	if err := p.Only("style"); err != nil {
-		return Result{}, err
-	}
-	style, err := p.String("style", VAGENGroundingWorldModeling)
-	if err != nil {
-		return Result{}, err
-	}
-	ok, err := VAGENFormat(pred, style)
+var vagenRule = rule{
+	name: "vagen_format", params: []string{"style"},
+	read: func(p Params, c *config) (err error) {
+		if c.style, err = p.String("style", VAGENGroundingWorldModeling); err != nil {
+			return err
+		}
+		_, err = vagenFormatCheck("", c.style) // an unknown style is an error now, not on every call
+		return err
+	},
+	score: scoreVAGEN,
+}
+
+func scoreVAGEN(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
+	style := c.style
+	ok, err := vagenFormatCheck(pred, style)
 	if err != nil || !ok {
 		return Result{}, err
 	}

@@ -39,30 +39,33 @@ func TestDefaultRegistryHoldsConformanceKeys(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	var r verifiers.Registry
-	one := verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	one := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
-	})
+	}))
 	if err := r.Register("one", one); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		v    verifiers.Verifier
+		f    verifiers.Factory
 	}{{"one", one}, {"", one}, {"two words", one}, {"nil", nil}} {
-		if err := r.Register(c.name, c.v); !errors.Is(err, verifiers.ErrParam) {
+		if err := r.Register(c.name, c.f); !errors.Is(err, verifiers.ErrParam) {
 			t.Errorf("Register(%q) = %v, want ErrParam", c.name, err)
 		}
 	}
-	if _, err := r.Lookup("missing"); !errors.Is(err, verifiers.ErrUnknown) || !strings.Contains(err.Error(), "one") {
-		t.Errorf("Lookup(missing) = %v, want ErrUnknown listing \"one\"", err)
+	if _, err := r.New("missing", nil); !errors.Is(err, verifiers.ErrUnknown) || !strings.Contains(err.Error(), "one") {
+		t.Errorf("New(missing) = %v, want ErrUnknown listing \"one\"", err)
+	}
+	if _, err := r.New("one", verifiers.Params{"x": 1}); !errors.Is(err, verifiers.ErrParam) {
+		t.Errorf("New(one, params) = %v, want ErrParam: it takes none", err)
 	}
 	res, err := r.Verify(context.Background(), "one", "", "", nil)
 	if err != nil || res.Score != 1 {
 		t.Errorf("Verify(one) = %v, %v", res, err)
 	}
-	bad := verifiers.Func(func(context.Context, string, string, verifiers.Params) (verifiers.Result, error) {
+	bad := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: math.NaN()}, nil
-	})
+	}))
 	if err := r.Register("bad", bad); err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +81,14 @@ func TestRegistryConcurrent(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_ = r.Register(string(rune('a'+i)), verifiers.Func(verifiers.Choice))
+			f, _ := verifiers.Default.Factory("choice")
+			_ = r.Register(string(rune('a'+i)), f)
 		}()
 		go func() {
 			defer wg.Done()
 			_ = r.Names()
-			_, _ = r.Lookup("a")
+			_, _ = r.New("a", nil)
+			_, _ = r.Verify(context.Background(), "a", "A", "A", nil)
 		}()
 	}
 	wg.Wait()

@@ -18,7 +18,7 @@ type Scorer struct {
 }
 
 func newScorer() (*Scorer, error) {
-	v, err := verifiers.Lookup("number")
+	v, err := verifiers.New("number", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func newScorer() (*Scorer, error) {
 func (s *Scorer) Score(c *Completion) error {
 	text := Render(c.Tokens)
 	c.Format = rewards.Format(text)
-	res, err := s.acc.Verify(context.Background(), text, c.Prompt.Answer(), nil)
+	res, err := s.acc.Verify(context.Background(), text, c.Prompt.Answer())
 	if err != nil {
 		return fmt.Errorf("scoring %q: %v", text, err)
 	}

@@ -10,8 +10,16 @@
 // different constants it reads by its last side, and one case whose
 // expectation is mathematically wrong (1 − 1/e against 1 + 1/e).
 //
-//	res, err := mathverify.Verify(ctx, `$\frac{1}{2}$`, response, mathverify.DefaultOptions())
+//	v, err := mathverify.New(mathverify.DefaultOptions()) // once
+//	res, err := v.Verify(ctx, response, `$\frac{1}{2}$`)     // per sample
 //	// res.Correct, res.Score (1 or 0), res.Gold and res.Pred for logs
+//
+// Verify takes (ctx, response, reference), the order of every verifier of
+// the module (package verifiers, docs/spec.md#rewards-and-verifiers). The
+// package function Verify(ctx, gold, pred, opts) of earlier releases keeps
+// its reverse order and is deprecated. A reference that does not parse
+// (unbalanced braces, LaTeX the grammar rejects) is an error wrapping
+// ErrSyntax rather than a 0 for every response.
 //
 // # Gold and pred
 //

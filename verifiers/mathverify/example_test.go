@@ -2,14 +2,20 @@ package mathverify_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
 
-func ExampleVerify() {
+func ExampleVerifier_Verify() {
+	v, err := mathverify.New(mathverify.DefaultOptions())
+	if err != nil {
+		panic(err)
+	}
 	response := `The sum telescopes, so the probability is $\boxed{\dfrac{2}{6}}$.`
-	res, err := mathverify.Verify(context.Background(), `$\frac{1}{3}$`, response, mathverify.DefaultOptions())
+	res, err := v.Verify(context.Background(), response, `$\frac{1}{3}$`)
 	if err != nil {
 		panic(err)
 	}
@@ -17,8 +23,11 @@ func ExampleVerify() {
 	// Output: true 1 1/3 2/6
 }
 
-func ExampleVerify_forms() {
-	opts := mathverify.DefaultOptions()
+func ExampleVerifier_Verify_forms() {
+	v, err := mathverify.New(mathverify.DefaultOptions())
+	if err != nil {
+		panic(err)
+	}
 	for _, c := range []struct{ gold, pred string }{
 		{`x = 3`, `3`},                        // an assignment answers with its value
 		{`y = 2x+1`, `2x + 1 = y`},            // same equation
@@ -32,7 +41,7 @@ func ExampleVerify_forms() {
 		{`1 \pm \sqrt{2}`, `1+\sqrt{2}`},      // a set missing an element
 		{`\frac{1}{3}`, `The answer is 0.33`}, // not to 6 decimal places
 	} {
-		res, _ := mathverify.Verify(context.Background(), c.gold, c.pred, opts)
+		res, _ := v.Verify(context.Background(), c.pred, c.gold)
 		fmt.Printf("%-22s %-22s %v\n", c.gold, c.pred, res.Correct)
 	}
 	// Output:
@@ -56,21 +65,32 @@ func ExampleParseOptions() {
 	if err != nil {
 		panic(err)
 	}
-	res, _ := mathverify.Verify(context.Background(), `$\frac{1}{3}$`, `so $x \approx 0.33$`, opts)
+	v, err := mathverify.New(opts)
+	if err != nil {
+		panic(err)
+	}
+	res, _ := v.Verify(context.Background(), `so $x \approx 0.33$`, `$\frac{1}{3}$`)
 	fmt.Println(opts.Precision, res.Correct)
 
 	_, err = mathverify.ParseOptions(map[string]any{"precison": 2.0})
-	fmt.Println(err != nil)
+	fmt.Println(errors.Is(err, mathverify.ErrParam))
+	_, err = mathverify.ParseOptions(map[string]any{"precision": 40.0})
+	fmt.Println(errors.Is(err, mathverify.ErrParam), errors.Is(err, tensor.ErrRange))
+	fmt.Println(err)
 	// Output:
 	// 2 true
 	// true
+	// true true
+	// mathverify: params["precision"]: bad parameter: out of range: 40, want 0…15
 }
 
 func ExampleOptions_strict() {
 	opts := mathverify.DefaultOptions()
-	strict, _ := mathverify.Verify(context.Background(), `$f(x)$`, `$f(y)$`, opts)
+	strictV, _ := mathverify.New(opts)
+	strict, _ := strictV.Verify(context.Background(), `$f(y)$`, `$f(x)$`)
 	opts.Strict = false
-	loose, _ := mathverify.Verify(context.Background(), `$f(x)$`, `$f(y)$`, opts)
+	looseV, _ := mathverify.New(opts)
+	loose, _ := looseV.Verify(context.Background(), `$f(y)$`, `$f(x)$`)
 	fmt.Println(strict.Correct, loose.Correct)
 	// Output: false true
 }

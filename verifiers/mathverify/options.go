@@ -1,6 +1,7 @@
 package mathverify
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -8,7 +9,23 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/kinds"
 )
+
+// Kinds of failure, in addition to tensor's; they are package verifiers'
+// kinds of the same names, so errors.Is finds them whichever package
+// returned the error.
+var (
+	// ErrParam: a ParseOptions key that is unknown, of the wrong type or
+	// out of its range (then the error also wraps tensor.ErrRange).
+	ErrParam = kinds.ErrParam
+	// ErrSyntax: a reference that does not parse.
+	ErrSyntax = kinds.ErrSyntax
+)
+
+// errParamRange is the kind of a parameter whose value is out of its
+// domain: errors.Is finds both ErrParam and tensor.ErrRange in it.
+var errParamRange = fmt.Errorf("%w: %w", ErrParam, tensor.ErrRange)
 
 // MatchType selects the kinds of answer text that extraction looks for. The
 // values combine with |.
@@ -168,7 +185,9 @@ func validChoices(s string) bool {
 //
 // Numbers may arrive as float64 (encoding/json) or as Go integers; integer
 // keys reject fractions. An unknown key, a value of the wrong type or an
-// out-of-range value is an error naming the key.
+// out-of-range value is a *tensor.ArgError naming the key
+// (params["precision"]) and wrapping ErrParam; an out-of-range value wraps
+// tensor.ErrRange as well.
 func ParseOptions(params map[string]any) (Options, error) {
 	o := DefaultOptions()
 	keys := make([]string, 0, len(params))
@@ -210,7 +229,7 @@ func ParseOptions(params map[string]any) (Options, error) {
 			var ms float64
 			ms, err = numParam(k, v)
 			if err == nil && (ms < 0 || ms > 1e9) {
-				err = paramErr(k, "%v, want 0…1e9", ms)
+				err = rangeErr(k, "%v, want 0…1e9", ms)
 			}
 			o.Timeout = time.Duration(ms * float64(time.Millisecond))
 		default:
@@ -221,9 +240,33 @@ func ParseOptions(params map[string]any) (Options, error) {
 		}
 	}
 	if err := o.Validate(); err != nil {
-		return Options{}, err
+		return Options{}, asParamErr(err)
 	}
 	return o, nil
+}
+
+// fieldKeys maps the Options fields that Validate checks to their
+// ParseOptions keys.
+var fieldKeys = map[string]string{
+	"Options.Precision": "precision", "Options.Match": "match_types",
+	"Options.BoxedPriority": "boxed_priority", "Options.Choices": "choices",
+	"Options.MaxInputLen": "max_input_len", "Options.MaxDepth": "max_depth",
+	"Options.MaxExponent": "max_exponent", "Options.MaxFactorial": "max_factorial",
+	"Options.Timeout": "timeout_ms",
+}
+
+// asParamErr renames a Validate error after the parameter that set the
+// field, so the caller reads the name it wrote.
+func asParamErr(err error) error {
+	var ae *tensor.ArgError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	key, ok := fieldKeys[ae.Arg]
+	if !ok {
+		return err
+	}
+	return rangeErr(key, "%s", ae.Detail)
 }
 
 var paramKeys = []string{
@@ -232,15 +275,21 @@ var paramKeys = []string{
 	"precision", "strict", "timeout_ms",
 }
 
+// paramErr reports a key that is unknown or of the wrong type.
 func paramErr(key, format string, a ...any) error {
-	return fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrRange, "params."+key, nil, format, a...))
+	return fmt.Errorf("mathverify: %w", tensor.Errorf(ErrParam, fmt.Sprintf("params[%q]", key), nil, format, a...))
+}
+
+// rangeErr reports a key whose value is out of its domain.
+func rangeErr(key, format string, a ...any) error {
+	return fmt.Errorf("mathverify: %w", tensor.Errorf(errParamRange, fmt.Sprintf("params[%q]", key), nil, format, a...))
 }
 
 func numParam(key string, v any) (float64, error) {
 	switch x := v.(type) {
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, paramErr(key, "%v, want a finite number", x)
+			return 0, rangeErr(key, "%v, want a finite number", x)
 		}
 		return x, nil
 	case float32:
@@ -261,7 +310,7 @@ func intParam(key string, v any) (int, error) {
 		return 0, err
 	}
 	if x != math.Trunc(x) || math.Abs(x) > 1<<40 {
-		return 0, paramErr(key, "%v, want an integer", x)
+		return 0, rangeErr(key, "%v, want an integer", x)
 	}
 	return int(x), nil
 }

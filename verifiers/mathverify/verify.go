@@ -38,31 +38,67 @@ type Result struct {
 // scope so that the test can check that a panic becomes ErrInternal.
 var testHookPanic func()
 
-// Verify reports whether the model output pred answers like the reference
-// gold. gold is trusted: it may be a bare answer or a worked solution.
-// pred is the whole model response. Both are extracted and parsed as
-// doc.go describes and compared under opts.
+// Verifier is a checked Options, ready to verify any number of responses
+// concurrently: Verify does not look at the options' validity again. Build
+// one with New.
+type Verifier struct {
+	opts Options
+}
+
+// New checks opts and returns a Verifier that uses them.
+func New(opts Options) (*Verifier, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Verifier{opts: opts}, nil
+}
+
+// Options returns the options v was built with.
+func (v *Verifier) Options() Options { return v.opts }
+
+// Verify reports whether response, the whole model output, states the
+// same answer as reference, the trusted answer. The arguments come in the
+// order of every verifier of this module: response first, reference
+// second. reference may be a bare answer or a worked solution. Both are
+// extracted and parsed as the package documentation describes.
 //
-// The error is non-nil for invalid options, input over opts.MaxInputLen,
-// an empty gold, a cancelled context or an exhausted time budget; a pred
-// without any answer is simply not correct.
-func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, err error) {
+// The error is non-nil for input over Options.MaxInputLen, an empty
+// reference (ErrEmpty), a reference that does not parse (ErrSyntax), a
+// cancelled context; a response without any answer is simply not
+// correct, with Result.Reason saying why.
+func (v *Verifier) Verify(ctx context.Context, response, reference string) (Result, error) {
+	return verify(ctx, response, reference, &v.opts)
+}
+
+// Verify reports whether the model output pred answers like the reference
+// gold, under opts.
+//
+// Deprecated: Verify takes the reference first, unlike every other
+// verifier of this module, and checks opts on every call. Use
+// New(opts) once and then (*Verifier).Verify(ctx, response, reference).
+// Verify is kept, with its argument order unchanged, for one release.
+func Verify(ctx context.Context, gold, pred string, opts Options) (Result, error) {
+	if err := opts.Validate(); err != nil {
+		return Result{}, err
+	}
+	return verify(ctx, pred, gold, &opts)
+}
+
+func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = Result{}, fmt.Errorf("%w: %v\n%s", ErrInternal, r, debug.Stack())
 		}
 	}()
-	if err := opts.Validate(); err != nil {
-		return Result{}, err
-	}
-	for _, in := range [...]struct{ name, s string }{{"gold", gold}, {"pred", pred}} {
+	opts := o // read only: a Verifier shares its options between calls
+	for _, in := range [...]struct{ name, s string }{{"reference", gold}, {"response", pred}} {
 		if len(in.s) > opts.MaxInputLen {
 			return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrRange, in.name, nil,
 				"%d bytes, limit %d (Options.MaxInputLen)", len(in.s), opts.MaxInputLen))
 		}
 	}
 	if strings.TrimSpace(gold) == "" {
-		return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrEmpty, "gold", nil, "no reference answer"))
+		return Result{}, fmt.Errorf("mathverify: %w", tensor.Errorf(tensor.ErrEmpty, "reference", nil, "no reference answer"))
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -77,19 +113,28 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 	if testHookPanic != nil {
 		testHookPanic()
 	}
-	ga, _ := extract(gold, &opts, true, slot.None, bud)
+	ga, _ := extract(gold, opts, true, slot.None, bud)
+	if err := referenceSyntax(gold, ga); err != nil {
+		if err := timedOut(bud); err != nil {
+			return Result{}, err
+		}
+		if bud.err != nil {
+			return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+		}
+		return Result{}, err
+	}
 	var (
 		pa     answer
 		others []*node
 	)
 	if opts.Lenient {
-		pa, _ = extract(pred, &opts, false, slot.None, bud)
+		pa, _ = extract(pred, opts, false, slot.None, bud)
 	} else {
 		s := slot.Find(pred, false)
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
-		pa, others = extract(pred[s.Start:s.End], &opts, false, s.Kind, bud)
+		pa, others = extract(pred[s.Start:s.End], opts, false, s.Kind, bud)
 		if pa.limited {
 			return Result{Gold: ga.String(), Reason: fmt.Sprintf("limit: the answer is over %d bytes", maxAnswerLen)}, nil
 		}
@@ -101,7 +146,7 @@ func Verify(ctx context.Context, gold, pred string, opts Options) (res Result, e
 			others = append(others, n)
 		}
 	}
-	c := &comparer{o: &opts, ev: &evaluator{o: &opts, bud: bud}, bud: bud}
+	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud}
 	for _, o := range others {
 		if !c.equal(pa.node, o) && bud.err == nil {
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
@@ -161,11 +206,19 @@ func timedOut(bud *budget) error {
 // maxRender bounds the text of Result.Gold and Result.Pred.
 const maxRender = 1000
 
+// String renders the answer for Result.Gold and Result.Pred: the parsed
+// tree when it reads as mathematics (\frac{1}{2} as 1/2), else the text as
+// extracted with its runs of space collapsed. A tree that multiplies
+// letters implicitly ("I don't know" parsed as I·d·o·n′·t·k·n·o·w) is
+// words, not a formula, and is shown as written.
 func (a answer) String() string {
 	s := a.raw
 	if a.node != nil {
-		s = a.node.String()
+		if r := a.node.String(); !letterProduct(r) || strings.TrimSpace(a.raw) == "" {
+			s = r
+		}
 	}
+	s = collapseSpace(s)
 	if len(s) <= maxRender {
 		return s
 	}
@@ -174,6 +227,41 @@ func (a answer) String() string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// collapseSpace trims s and collapses its runs of white space to one
+// space, without allocating when there is nothing to collapse.
+func collapseSpace(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') || c != ' ' && (c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// letterProduct reports a rendering that multiplies two letters, "x*y"
+// or "n'*t": the mark of words read as a product of variables.
+func letterProduct(r string) bool {
+	for i := 1; i+1 < len(r); i++ {
+		if r[i] != '*' {
+			continue
+		}
+		j := i - 1
+		if r[j] == '\'' && j > 0 {
+			j--
+		}
+		if isLetter(r[j]) && isLetter(r[i+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // answersEqual compares the extracted answers: their trees, then their
@@ -297,4 +385,49 @@ func variants(n *node) []*node {
 		out[i] = &m
 	}
 	return out
+}
+
+// referenceSyntax reports a reference that does not parse, as an error
+// wrapping ErrSyntax: one whose braces do not balance (`\frac{`, `}}}`),
+// one from which nothing could be extracted, or one whose extracted answer
+// is LaTeX (it holds a backslash, a brace, ^ or _) that the grammar
+// rejects. A reference is trusted, so scoring every response 0 against it
+// would hide the trainer's mistake; plain text that does not parse
+// ("12:00") stays an answer compared as text.
+func referenceSyntax(ref string, a answer) error {
+	depth := 0
+	for i := 0; i < len(ref); i++ {
+		switch ref[i] {
+		case '\\':
+			i++ // \{ and \} are literal braces, not groups
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return fmt.Errorf("mathverify: %w", tensor.Errorf(ErrSyntax, "reference", nil, "a '}' at byte %d closes no group", i))
+			}
+		}
+	}
+	switch {
+	case depth > 0:
+		return fmt.Errorf("mathverify: %w", tensor.Errorf(ErrSyntax, "reference", nil, "%d unclosed '{'", depth))
+	case a.node == nil && strings.TrimSpace(a.raw) == "":
+		return fmt.Errorf("mathverify: %w", tensor.Errorf(ErrSyntax, "reference", nil, "no answer found"))
+	case a.node == nil && strings.ContainsAny(a.raw, `\{}^_`):
+		return fmt.Errorf("mathverify: %w", tensor.Errorf(ErrSyntax, "reference", nil, "%q does not parse", clipText(a.raw)))
+	}
+	return nil
+}
+
+// clipText cuts s for an error message.
+func clipText(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	cut := 80
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -13,39 +13,40 @@ import (
 
 func TestParseOptions(t *testing.T) {
 	tests := []struct {
-		name   string
-		params string
-		check  func(Options) bool
-		errKey string // "" when no error is expected
+		name    string
+		params  string
+		check   func(Options) bool
+		errKey  string // "" when no error is expected
+		inRange bool   // the error is also tensor.ErrRange: a value out of its domain
 	}{
-		{"empty", `{}`, func(o Options) bool { return o == DefaultOptions() }, ""},
-		{"nil map", `null`, func(o Options) bool { return o == DefaultOptions() }, ""},
-		{"precision", `{"precision": 2}`, func(o Options) bool { return o.Precision == 2 }, ""},
-		{"strict", `{"strict": false}`, func(o Options) bool { return !o.Strict }, ""},
-		{"set relation", `{"allow_set_relation_comp": true}`, func(o Options) bool { return o.AllowSetRelationComp }, ""},
-		{"match latex", `{"match_types": ["latex"]}`, func(o Options) bool { return o.Match == MatchLatex }, ""},
-		{"match all", `{"match_types": ["latex", "expr", "choice"]}`, func(o Options) bool { return o.Match == MatchLatex|MatchExpr|MatchChoice }, ""},
-		{"boxed off", `{"boxed_priority": -1}`, func(o Options) bool { return o.BoxedPriority == -1 }, ""},
-		{"choices", `{"match_types": ["choice"], "choices": "ABCD"}`, func(o Options) bool { return o.Choices == "ABCD" }, ""},
+		{"empty", `{}`, func(o Options) bool { return o == DefaultOptions() }, "", false},
+		{"nil map", `null`, func(o Options) bool { return o == DefaultOptions() }, "", false},
+		{"precision", `{"precision": 2}`, func(o Options) bool { return o.Precision == 2 }, "", false},
+		{"strict", `{"strict": false}`, func(o Options) bool { return !o.Strict }, "", false},
+		{"set relation", `{"allow_set_relation_comp": true}`, func(o Options) bool { return o.AllowSetRelationComp }, "", false},
+		{"match latex", `{"match_types": ["latex"]}`, func(o Options) bool { return o.Match == MatchLatex }, "", false},
+		{"match all", `{"match_types": ["latex", "expr", "choice"]}`, func(o Options) bool { return o.Match == MatchLatex|MatchExpr|MatchChoice }, "", false},
+		{"boxed off", `{"boxed_priority": -1}`, func(o Options) bool { return o.BoxedPriority == -1 }, "", false},
+		{"choices", `{"match_types": ["choice"], "choices": "ABCD"}`, func(o Options) bool { return o.Choices == "ABCD" }, "", false},
 		{"limits", `{"max_input_len": 100, "max_depth": 10, "max_exponent": 50, "max_factorial": 20}`,
 			func(o Options) bool {
 				return o.MaxInputLen == 100 && o.MaxDepth == 10 && o.MaxExponent == 50 && o.MaxFactorial == 20
-			}, ""},
-		{"timeout", `{"timeout_ms": 2.5}`, func(o Options) bool { return o.Timeout == 2500*time.Microsecond }, ""},
-		{"unknown key", `{"precison": 2}`, nil, "params.precison"},
-		{"fraction", `{"precision": 2.5}`, nil, "params.precision"},
-		{"string number", `{"precision": "2"}`, nil, "params.precision"},
-		{"negative precision", `{"precision": -1}`, nil, "Options.Precision"},
-		{"huge precision", `{"precision": 40}`, nil, "Options.Precision"},
-		{"bool as string", `{"strict": "false"}`, nil, "params.strict"},
-		{"bad match", `{"match_types": ["latex", "sympy"]}`, nil, "params.match_types"},
-		{"empty match", `{"match_types": []}`, nil, "params.match_types"},
-		{"match not list", `{"match_types": 3}`, nil, "params.match_types"},
-		{"bad choices", `{"match_types": ["choice"], "choices": "AA"}`, nil, "Options.Choices"},
-		{"boxed too low", `{"boxed_priority": -2}`, nil, "Options.BoxedPriority"},
-		{"depth too small", `{"max_depth": 1}`, nil, "Options.MaxDepth"},
-		{"negative timeout", `{"timeout_ms": -1}`, nil, "params.timeout_ms"},
-		{"zero input", `{"max_input_len": 0}`, nil, "Options.MaxInputLen"},
+			}, "", false},
+		{"timeout", `{"timeout_ms": 2.5}`, func(o Options) bool { return o.Timeout == 2500*time.Microsecond }, "", false},
+		{"unknown key", `{"precison": 2}`, nil, `params["precison"]`, false},
+		{"fraction", `{"precision": 2.5}`, nil, `params["precision"]`, true},
+		{"string number", `{"precision": "2"}`, nil, `params["precision"]`, false},
+		{"negative precision", `{"precision": -1}`, nil, `params["precision"]`, true},
+		{"huge precision", `{"precision": 40}`, nil, `params["precision"]`, true},
+		{"bool as string", `{"strict": "false"}`, nil, `params["strict"]`, false},
+		{"bad match", `{"match_types": ["latex", "sympy"]}`, nil, `params["match_types"]`, false},
+		{"empty match", `{"match_types": []}`, nil, `params["match_types"]`, false},
+		{"match not list", `{"match_types": 3}`, nil, `params["match_types"]`, false},
+		{"bad choices", `{"match_types": ["choice"], "choices": "AA"}`, nil, `params["choices"]`, true},
+		{"boxed too low", `{"boxed_priority": -2}`, nil, `params["boxed_priority"]`, true},
+		{"depth too small", `{"max_depth": 1}`, nil, `params["max_depth"]`, true},
+		{"negative timeout", `{"timeout_ms": -1}`, nil, `params["timeout_ms"]`, true},
+		{"zero input", `{"max_input_len": 0}`, nil, `params["max_input_len"]`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,8 +59,17 @@ func TestParseOptions(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.errKey) {
 					t.Fatalf("ParseOptions(%s) = %v, want an error naming %s", tt.params, err, tt.errKey)
 				}
-				if !errors.Is(err, tensor.ErrRange) {
-					t.Errorf("error %v does not wrap tensor.ErrRange", err)
+				var ae *tensor.ArgError
+				if !errors.As(err, &ae) || ae.Arg != tt.errKey {
+					t.Errorf("error %v is not a *tensor.ArgError for %s", err, tt.errKey)
+				}
+				if !errors.Is(err, ErrParam) {
+					t.Errorf("error %v does not wrap ErrParam", err)
+				}
+				// The text and the kind agree: "out of range" exactly when
+				// errors.Is finds tensor.ErrRange.
+				if got := errors.Is(err, tensor.ErrRange); got != tt.inRange || strings.Contains(err.Error(), "out of range") != got {
+					t.Errorf("error %v: errors.Is(tensor.ErrRange) = %v, want %v, and the text to agree", err, got, tt.inRange)
 				}
 				return
 			}
@@ -91,9 +101,12 @@ func TestVerifyErrors(t *testing.T) {
 	}{
 		{"invalid options", ctx, "1", "1", bad, tensor.ErrRange, "Options.Precision"},
 		{"zero options", ctx, "1", "1", Options{}, tensor.ErrRange, "Options."},
-		{"long gold", ctx, "12345678901", "1", small, tensor.ErrRange, "gold"},
-		{"long pred", ctx, "1", "12345678901", small, tensor.ErrRange, "pred"},
-		{"empty gold", ctx, "  \n", "1", DefaultOptions(), tensor.ErrEmpty, "gold"},
+		{"long gold", ctx, "12345678901", "1", small, tensor.ErrRange, "reference"},
+		{"long pred", ctx, "1", "12345678901", small, tensor.ErrRange, "response"},
+		{"empty gold", ctx, "  \n", "1", DefaultOptions(), tensor.ErrEmpty, "reference"},
+		{"open brace", ctx, `\frac{`, "1", DefaultOptions(), ErrSyntax, "reference"},
+		{"stray braces", ctx, "}}}", "1", DefaultOptions(), ErrSyntax, "reference"},
+		{"bad latex", ctx, `\frac12^`, "1", DefaultOptions(), ErrSyntax, "reference"},
 		{"cancelled", cancelled, "1", "1", DefaultOptions(), context.Canceled, ""},
 	}
 	for _, tt := range tests {
@@ -135,7 +148,9 @@ func TestResultRendering(t *testing.T) {
 	tests := []struct{ gold, pred, g, p string }{
 		{`$\frac{1}{2}$`, `The answer is $\boxed{0.5}$.`, "1/2", "0.5"},
 		{`$[0, 1)$`, `$x \in [0,1)$`, "[0, 1)", "x in [0, 1)"},
-		{`\text{Evelyn}`, `no idea`, `"Evelyn"`, "n*o*I*d*E*a"},
+		{`\text{Evelyn}`, `no idea`, `"Evelyn"`, "no idea"},
+		{`4`, `The answer is I don't know.`, "4", "I don't know"},
+		{`$\text{red}$`, `the answer is red`, `"red"`, "red"},
 		{`$\begin{pmatrix}1&2\\3&4\end{pmatrix}$`, `$x=2$`, "Matrix([[1, 2], [3, 4]])", "x = 2"},
 		{`$12:00$`, `I do not know at all, sorry, this is a very long answer without any value in it. It goes on and on and on, and does not stop for a long while, then it stops, having said nothing of use whatsoever, at length.`, "12:0", ""},
 	}
@@ -285,5 +300,46 @@ func TestConcurrent(t *testing.T) {
 		if !<-done {
 			t.Error("a concurrent Verify failed")
 		}
+	}
+}
+
+// TestArgumentOrder would have caught a swap of response and reference:
+// the response below has no answer slot, so it earns 0 with a reason, while
+// read as a (liberally parsed) reference it yields 4 and the bare "4" then
+// matches it.
+func TestArgumentOrder(t *testing.T) {
+	v, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const response, reference = "I computed 2+2 and got 4", "4"
+	res, err := v.Verify(context.Background(), response, reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Correct || res.Reason == "" || res.Gold != "4" {
+		t.Errorf("Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
+	}
+	swapped, err := v.Verify(context.Background(), reference, response)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !swapped.Correct {
+		t.Fatalf("the swapped call scores %+v; this test no longer tells the orders apart", swapped)
+	}
+	// The deprecated package function keeps its (gold, pred) order.
+	old, err := Verify(context.Background(), reference, response, DefaultOptions())
+	if err != nil || old != res {
+		t.Errorf("Verify(gold, pred) = %+v, %v; want %+v", old, err, res)
+	}
+}
+
+func TestNewRejectsInvalidOptions(t *testing.T) {
+	o := DefaultOptions()
+	o.MaxDepth = 0
+	_, err := New(o)
+	var ae *tensor.ArgError
+	if !errors.As(err, &ae) || !errors.Is(err, tensor.ErrRange) || ae.Arg != "Options.MaxDepth" {
+		t.Fatalf("New(MaxDepth 0) = %v, want a *tensor.ArgError for Options.MaxDepth wrapping tensor.ErrRange", err)
 	}
 }

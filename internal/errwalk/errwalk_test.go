@@ -1,0 +1,44 @@
+package errwalk
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestErrorFuncs(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+type T struct{}
+type g[X any] struct{}
+type G[X any] struct{}
+
+func A() error                 { return nil }
+func B() (int, error)          { return 0, nil }
+func c() error                 { return nil }
+func D() int                   { return 0 }
+func (T) M() error             { return nil }
+func (*T) N() (bool, error)    { return false, nil }
+func (g[X]) M() error          { return nil }
+func (G[X]) M() error          { return nil }
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\nfunc E() error { return nil }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ErrorFuncs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"A", "B", "G.M", "T.M", "T.N"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ErrorFuncs = %v, want %v", got, want)
+	}
+	if _, err := ErrorFuncs(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing directory gave no error")
+	}
+}
