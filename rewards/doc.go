@@ -70,7 +70,7 @@
 // spec, reference or verifier fails gets its own error and a reward of 0,
 // and the rest of the batch goes on. Rewards land in [0, a + f]; AReaL's reward
 // scaling and DAPO's overlong shaping are applied afterwards with
-// grpo.Shape and grpo.Overlong.
+// grpo.ShapeRewards and grpo.Overlong.
 //
 // # Source-level diagnostics (V-Triune §3.3, Appendix I)
 //

@@ -135,7 +135,7 @@ type Outcome struct {
 // if its Registry and Format are.
 //
 // Rewards come out in [0, a + f]; reward scaling (AReaL) and DAPO's
-// overlong shaping are separate steps: grpo.Shape and grpo.Overlong.
+// overlong shaping are separate steps: grpo.ShapeRewards and grpo.Overlong.
 type Router struct {
 	// Registry resolves verifier keys; nil means verifiers.Default.
 	Registry *verifiers.Registry

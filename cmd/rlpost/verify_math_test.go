@@ -41,6 +41,13 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 	var tally mvcases.Tally
 	for i, c := range cases {
 		o := outs[i]
+		if strings.Contains(o.Error, "ref: syntax error") {
+			// A trusted reference that does not parse is an error by
+			// contract; the peer suite has one such gold. It counts as a miss.
+			t.Logf("reference refused %s: %s", c.ID, o.Error)
+			tally.Add(c.Expected, false)
+			continue
+		}
 		if o.Error != "" || o.Correct == nil {
 			t.Errorf("%s: %+v", c.ID, o)
 			continue

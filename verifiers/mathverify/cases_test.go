@@ -2,6 +2,7 @@ package mathverify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -36,6 +37,13 @@ func TestMathVerifyCases(t *testing.T) {
 			t.Fatalf("%s: params %v: %v", c.ID, params, err)
 		}
 		res, err := Verify(context.Background(), c.Gold, c.Pred, opts)
+		if errors.Is(err, ErrSyntax) {
+			// A trusted reference that does not parse is an error by
+			// contract (docs/spec.md#verifier-interface); the peer suite
+			// has one such gold (an unclosed \boxed{). It counts as a miss.
+			t.Logf("reference refused %s: %v", c.ID, err)
+			res, err = Result{Correct: false}, nil
+		}
 		if err != nil {
 			t.Errorf("%s: %v", c.ID, err)
 			continue
