@@ -46,6 +46,10 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
+	if cfg.KLEstimator > ppo.K3 {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.KLEstimator", nil,
+			"%v is not implemented by the device kernels (k1, k2, k3 are); use ppo.PolicyLoss", cfg.KLEstimator))
+	}
 	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
 	return out.res, err
 }

@@ -80,42 +80,53 @@ func ParseRatioLevel(s string) (RatioLevel, error) {
 }
 
 // KLEstimator is the per-token estimator of KL(π_θ‖π_ref) with
-// x = logp − ref_logp (Schulman's k1, k2, k3).
+// x = logp − ref_logp (Schulman's k1, k2, k3, and verl's variants of them;
+// docs/spec.md#kl-to-a-reference-policy).
 type KLEstimator int
 
 const (
-	// K1: x; gradient 1 (verl "kl").
+	// K1: x; gradient 1 (verl "k1", alias "kl").
 	K1 KLEstimator = iota
-	// K2: x²/2; gradient x (verl "mse").
+	// K2: x²/2; gradient x (verl "k2", alias "mse").
 	K2
-	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (verl "low_var_kl", the GRPO
-	// paper's estimator).
+	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
+	// clamped only when Config.KLClamp > 0).
 	K3
+	// LowVarKL is verl's "low_var_kl": K3 with its value clamped to ±10
+	// (±Config.KLClamp when that is set), no gradient where the clamp binds.
+	LowVarKL
+	// KLAbs: |x|; gradient sign(x), 0 at x = 0 (verl "abs").
+	KLAbs
+	// K3Plus is verl's "k3+": the value of K3 (clamped per Config.KLClamp)
+	// with the gradient of K2, x, by a straight-through estimator; k2's
+	// gradient is the unbiased one for KL(π_θ‖π_ref) on samples of π_θ.
+	K3Plus
 )
 
+var klNames = [...]string{"k1", "k2", "k3", "low_var_kl", "abs", "k3+"}
+
 func (k KLEstimator) String() string {
-	switch k {
-	case K1:
-		return "k1"
-	case K2:
-		return "k2"
-	case K3:
-		return "k3"
+	if k < 0 || int(k) >= len(klNames) {
+		return fmt.Sprintf("KLEstimator(%d)", int(k))
 	}
-	return fmt.Sprintf("KLEstimator(%d)", int(k))
+	return klNames[k]
 }
 
-// ParseKLEstimator returns the estimator named "k1", "k2" or "k3".
+// ParseKLEstimator returns the estimator with verl's name s: "k1" (or
+// "kl"), "k2" (or "mse"), "k3", "low_var_kl", "abs" or "k3+".
 func ParseKLEstimator(s string) (KLEstimator, error) {
 	switch s {
-	case "k1":
+	case "kl":
 		return K1, nil
-	case "k2":
+	case "mse":
 		return K2, nil
-	case "k3":
-		return K3, nil
 	}
-	return 0, fmt.Errorf("ppo: unknown KL estimator %q (want \"k1\", \"k2\" or \"k3\")", s)
+	for i, n := range klNames {
+		if n == s {
+			return KLEstimator(i), nil
+		}
+	}
+	return 0, fmt.Errorf("ppo: unknown KL estimator %q (want one of %q, or the aliases \"kl\", \"mse\")", s, klNames[:])
 }
 
 // CapMode is how decoupled PPO caps the behaviour importance weight.
@@ -210,8 +221,9 @@ type Config struct {
 	KLCoef float64
 	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3.
 	KLEstimator KLEstimator
-	// KLClamp, when > 0, clamps the K3 value to ±KLClamp (verl clamps
-	// low_var_kl at 10); the gradient is 0 where the clamp binds.
+	// KLClamp, when > 0, clamps the K3 (and K3Plus, LowVarKL) value to
+	// ±KLClamp (verl clamps low_var_kl at 10); the gradient is 0 where the
+	// clamp binds, except for K3Plus, whose gradient is K2's.
 	KLClamp float64
 	// BehaveCap caps the behaviour importance weight of decoupled PPO
 	// (AReaL behav_imp_weight_cap, 5). 0 means no cap. Used only when
@@ -254,7 +266,7 @@ func (c Config) Validate() error {
 		return bad("RatioLevel", "%d is not a RatioLevel", int(c.RatioLevel))
 	case !(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 1):
 		return bad("KLCoef", "%v, want a finite number ≥ 0", c.KLCoef)
-	case c.KLEstimator < K1 || c.KLEstimator > K3:
+	case c.KLEstimator < K1 || c.KLEstimator > K3Plus:
 		return bad("KLEstimator", "%d is not a KLEstimator", int(c.KLEstimator))
 	case !(c.KLClamp >= 0) || math.IsInf(c.KLClamp, 1):
 		return bad("KLClamp", "%v, want a finite number ≥ 0", c.KLClamp)

@@ -41,6 +41,11 @@
 // x = logp − ref_logp and one of Schulman's estimators: k1 = x, k2 = x²/2,
 // k3 = e^{−x} + x − 1 (gradients 1, x, 1 − e^{−x}); k3 may be clamped to
 // ±Config.KLClamp (verl clamps at 10), with no gradient where it binds.
+// verl's further names: LowVarKL is k3 clamped at ±10; KLAbs is |x|
+// (gradient sign x); K3Plus is k3's value with k2's gradient x by a
+// straight-through estimator — the unbiased gradient of KL(π_θ‖π_ref) on
+// samples of π_θ ("On the Design of KL-Regularized Policy Gradient
+// Algorithms for LLM Reasoning", arXiv 2505.17508).
 //
 // # Aggregation
 //

@@ -36,6 +36,10 @@ func (c Config) rules() rules {
 	if c.DualClip > 0 {
 		r.dual = c.DualClip
 	}
+	if c.KLEstimator == LowVarKL {
+		// low_var_kl is k3 clamped at 10, which the AVX2 kernel serves.
+		r.est, r.klClamp = K3, 10
+	}
 	if c.KLClamp > 0 {
 		r.klClamp = c.KLClamp
 	}
@@ -98,18 +102,37 @@ func (r *rules) behave(w float64) (float64, bool) {
 }
 
 // kl returns the KL estimate for x = logp − ref_logp and its derivative
-// with respect to logp; e = e^{−x} is read by k3 only (pass anything for
-// k1 and k2). k3 beyond ±klClamp is the clamp, with no gradient.
+// with respect to logp; e = e^{−x} is read by k3 and k3+ only (see
+// needExp). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
+// k2's gradient x wherever its value comes from.
 func (r *rules) kl(x, e float64) (k, dk float64) {
 	switch r.est {
 	case K1:
 		return x, 1
 	case K2:
 		return 0.5 * x * x, x
+	case KLAbs:
+		switch {
+		case x > 0:
+			return x, 1
+		case x < 0:
+			return -x, -1
+		}
+		return 0, 0 // torch's abs passes sign(0) = 0
 	}
 	k, dk = e+x-1, 1-e
 	if k > r.klClamp || k < -r.klClamp {
-		return math.Copysign(r.klClamp, k), 0
+		k, dk = math.Copysign(r.klClamp, k), 0
+	}
+	if r.est == K3Plus {
+		dk = x
 	}
 	return k, dk
 }
+
+// needExp reports whether kl reads e^{−x}.
+func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
+
+// kernelServes reports whether the AVX2 kernel computes these rules with a
+// reference policy: it knows k1, k2 and k3 (low_var_kl resolves to k3).
+func (r *rules) kernelServes() bool { return r.est <= K3 }

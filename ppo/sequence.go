@@ -95,7 +95,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 			var k float64
 			x := float64(lp[t]) - float64(ref[t])
 			e := 0.0
-			if rl.est == K3 {
+			if rl.needExp() {
 				e = j.exp(-x)
 			}
 			k, dk = rl.kl(x, e)

@@ -46,7 +46,7 @@ func (j *policyJob[F]) tokenRow(b int) {
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
-	if j.fastExp && useAVX2 && T >= 4 {
+	if j.fastExp && useAVX2 && T >= 4 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) {
 		if j.kernelRow(b, &s) {
 			from = T &^ 3
 		} else {
@@ -131,7 +131,7 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 	grad := j.grad[b*T+from : b*T+to]
 	rl := &j.rules
 	beta := rl.beta
-	k3 := ref != nil && rl.est == K3
+	k3 := ref != nil && rl.needExp()
 	var ratio, behave, negKL [block]float64
 	var dead [block]bool
 	for start := 0; start < len(lp); start += block {

@@ -32,6 +32,14 @@ type Case struct {
 	ClipLow  float64
 	Dual     float64
 	Capped   float64
+	// CPUOnly marks the rules only package ppo's loss implements (the KL
+	// estimators beyond k1, k2 and k3); the CUDA kernels reject them.
+	CPUOnly bool
+}
+
+// kl sets the KL estimator.
+func kl(est ppo.KLEstimator) func(*ppo.Config) {
+	return func(c *ppo.Config) { c.KLEstimator = est }
 }
 
 func Cases() []Case {
@@ -65,6 +73,23 @@ func Cases() []Case {
 			Loss: 0.1 * 10, Grad: 0},
 		{Name: "k3 clamp idle", D: 0, A: 0, Ref: true, X: -2, Cfg: func(c *ppo.Config) { c.KLClamp = 10 },
 			Loss: 0.1 * (e(2) - 2 - 1), Grad: 0.1 * (1 - e(2))},
+		{Name: "low_var_kl binds at 10", D: 0, A: 0, Ref: true, X: -5, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * 10, Grad: 0, CPUOnly: true},
+		{Name: "low_var_kl idle", D: 0, A: 0, Ref: true, X: -2, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * (e(2) - 2 - 1), Grad: 0.1 * (1 - e(2)), CPUOnly: true},
+		{Name: "low_var_kl binds above", D: 0, A: 0, Ref: true, X: 12, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * 10, Grad: 0, CPUOnly: true},
+		{Name: "abs positive", D: 0, A: 0, Ref: true, X: 0.3, Cfg: kl(ppo.KLAbs),
+			Loss: 0.1 * 0.3, Grad: 0.1, CPUOnly: true},
+		{Name: "abs negative", D: 0, A: 0, Ref: true, X: -0.4, Cfg: kl(ppo.KLAbs),
+			Loss: 0.1 * 0.4, Grad: -0.1, CPUOnly: true},
+		{Name: "abs at zero", D: 0, A: 0, Ref: true, X: 0, Cfg: kl(ppo.KLAbs),
+			Loss: 0, Grad: 0, CPUOnly: true},
+		{Name: "k3+", D: 0, A: 0, Ref: true, X: -0.7, Cfg: kl(ppo.K3Plus),
+			Loss: 0.1 * (e(0.7) - 0.7 - 1), Grad: 0.1 * -0.7, CPUOnly: true},
+		{Name: "k3+ clamped keeps k2's gradient", D: 0, A: 0, Ref: true, X: -5,
+			Cfg:  func(c *ppo.Config) { c.KLEstimator, c.KLClamp = ppo.K3Plus, 10 },
+			Loss: 0.1 * 10, Grad: 0.1 * -5, CPUOnly: true},
 	}
 }
 

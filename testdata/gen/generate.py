@@ -140,6 +140,42 @@ def policy_cases(g):
             cfg["logratio_clamp"] = 0.0
         req["config"] = cfg
         cases.append(req)
+    return cases + policy_variant_cases(Gen(101))
+
+
+def _policy_base(g, B, T):
+    """A policy_loss request on a random [B, T] batch with the edge masks."""
+    kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else g.pick(["full", "empty_row"])
+    if kind == "empty_row" and B == 1:
+        kind = "full"
+    mask = g.mask(B, T, kind)
+    logp = g.mat(B, T, -4, 0)
+    spread = g.pick([0.1, 0.3, 0.6, 1.0])
+    old = [[num(x + g.u(-spread, spread)) for x in row] for row in logp]
+    return {"op": "policy_loss", "logp": logp, "old_logp": old, "mask": mask,
+            "advantages": g.mat(B, T, -2, 2), "config": {}}
+
+
+KL_VARIANTS = ["kl", "mse", "low_var_kl", "abs", "k3+"]
+
+
+def policy_variant_cases(g):
+    """verl's names beyond PPO's loss: its KL estimators (issue 17)."""
+    cases = []
+    for k in range(40):
+        B, T = g.pick([(1, 1), (1, 5), (3, 1)]) if k < 5 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        if g.r.random() < 0.25:
+            cfg["ratio_level"] = "sequence"
+        wide = g.pick([1.0, 1.0, 14.0])  # 14 nats puts low_var_kl past 10
+        req["ref_logp"] = [[num(x + g.u(-wide, wide)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.01, 0.1, 0.5])
+        cfg["kl_estimator"] = KL_VARIANTS[k % len(KL_VARIANTS)]
+        if g.r.random() < 0.3:
+            cfg["kl_clamp"] = g.pick([0.05, 10.0])
+        cases.append(req)
     return cases
 
 

@@ -89,12 +89,25 @@ def _surrogate(ratio, adv, cfg):
 def _kl(logp, ref, cfg):
     x = logp - ref
     est = cfg["kl_estimator"]
-    if est == "k1":
+    if est in ("k1", "kl"):
         return x
-    if est == "k2":
+    if est in ("k2", "mse"):
         return 0.5 * x * x
     if est == "k3":
         return _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+    if est == "abs":
+        return x.abs()
+    if est == "low_var_kl":
+        # verl's form: the log-ratio clamped to +-20, k3, its value clamped
+        # to +-10 (to +-kl_clamp when that is set).
+        neg = torch.clamp(ref - logp, -20.0, 20.0)
+        k = torch.exp(neg) - neg - 1.0
+        return _clamp(k, cfg["kl_clamp"] if cfg["kl_clamp"] > 0 else 10.0)
+    if est == "k3+":
+        # Straight through: k3's value, k2's gradient.
+        value = _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        k2 = 0.5 * x * x
+        return k2 - k2.detach() + value.detach()
     raise ValueError("unknown kl_estimator " + est)
 
 
