@@ -46,9 +46,16 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
-	if cfg.KLEstimator > ppo.K3 {
+	switch {
+	case cfg.KLEstimator > ppo.K3:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.KLEstimator", nil,
 			"%v is not implemented by the device kernels (k1, k2, k3 are); use ppo.PolicyLoss", cfg.KLEstimator))
+	case cfg.LossMode != ppo.Vanilla:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LossMode", nil,
+			"%v is not implemented by the device kernels (vanilla is, with RatioLevel for GSPO); use ppo.PolicyLoss", cfg.LossMode))
+	case cfg.LogRatioClampHighOnly:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
+			"not implemented by the device kernels; use ppo.PolicyLoss"))
 	}
 	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
 	return out.res, err

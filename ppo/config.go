@@ -211,8 +211,17 @@ type Config struct {
 	// an outlier token cannot overflow the ratio; the gradient is 0 where
 	// the clamp binds. Default 20; 0 turns it off.
 	LogRatioClamp float64
+	// LogRatioClampHighOnly clamps the log-ratio from above only (verl's
+	// GSPO clamps the sequence log-ratio at 10 and not below).
+	LogRatioClampHighOnly bool
 	// RatioLevel is TokenRatio (default) or SequenceRatio (GSPO).
 	RatioLevel RatioLevel
+	// LossMode is the form of the policy term (verl loss_mode): Vanilla
+	// (default), GSPO, GSPOToken, GeoMean, CISPO, SAPO or GPG.
+	LossMode LossMode
+	// SAPOTauPos and SAPOTauNeg are SAPO's gate temperatures for A > 0 and
+	// A ≤ 0 (verl tau_pos, tau_neg); 0 means the defaults 1 and 1.05.
+	SAPOTauPos, SAPOTauNeg float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction
@@ -274,6 +283,9 @@ func (c Config) Validate() error {
 		return bad("BehaveCap", "%v, want 0 (no cap) or a finite number > 0", c.BehaveCap)
 	case c.BehaveCapMode != CapTruncate && c.BehaveCapMode != CapMask:
 		return bad("BehaveCapMode", "%d is not a CapMode", int(c.BehaveCapMode))
+	}
+	if err := c.validateMode(); err != nil {
+		return err
 	}
 	return c.Reduction.validate("Config.")
 }

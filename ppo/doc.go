@@ -34,6 +34,24 @@
 // uses s_b and each token's advantage, and the gradient reaches every valid
 // token equally: ∂/∂logp_t = (Σ_u agg_u·w_u·∂ℓ_u/∂s)·s/|y_b|.
 //
+// # Loss modes
+//
+// Config.LossMode replaces the clipped surrogate (docs/spec.md#loss-modes):
+// GSPO and GSPOToken ("Group Sequence Policy Optimization", arXiv
+// 2507.18071, §4.1 and §4.3), GeoMean (GMPO, "Geometric-Mean Policy
+// Optimization", arXiv 2507.20673), CISPO (MiniMax-M1, arXiv 2506.13585,
+// §3.1), SAPO ("Soft Adaptive Policy Optimization", arXiv 2511.20347) and
+// GPG (arXiv 2504.02546). Per token, with r = exp(Δ):
+//
+//	CISPO   ℓ = −sg[clip(r, 1−ε_low, 1+ε_high)]·A·logp     ∂ℓ = −clip(r)·A
+//	SAPO    ℓ = −A·(4/τ)·σ(τ(r−1))                        ∂ℓ = −A·4σ(1−σ)·r
+//	GPG     ℓ = −A·logp                                   ∂ℓ = −A
+//
+// GMPO's loss is per sequence, −Ā_b·exp(mean_t Δ'_t) with Δ' clipped in log
+// space on the pessimistic side of sign(A), carried by each valid token so
+// that the aggregation weighs it; GSPO-token has GSPO's value and gives
+// each token the gradient of its own term.
+//
 // # Token weights and KL
 //
 // Inputs.TokenWeights (TAS, APPO or any weighting ≥ 0) multiply the policy

@@ -86,10 +86,17 @@ func (j *policyJob[F]) Run(b int) {
 		j.valueRow(b)
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
-		if j.cfg.RatioLevel == SequenceRatio {
-			j.sequenceRow(b)
-		} else {
-			j.tokenRow(b)
+		switch j.cfg.LossMode {
+		case CISPO, SAPO, GPG:
+			j.modeRow(b)
+		case GeoMean:
+			j.geoRow(b)
+		default:
+			if j.cfg.sequenceLevel() {
+				j.sequenceRow(b)
+			} else {
+				j.tokenRow(b)
+			}
 		}
 	}
 }

@@ -134,6 +134,16 @@ func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
 			return err
 		}
 	}
+	if cfg.LossMode == GeoMean {
+		for _, x := range [...]struct {
+			name string
+			b    tensor.Batch[F]
+		}{{"prox_logp", in.ProxLogp}, {"token_weights", in.TokenWeights}} {
+			if !x.b.IsZero() {
+				return tensor.Errorf(tensor.ErrRange, x.name, nil, "not defined for loss mode geo_mean, whose loss is per sequence")
+			}
+		}
+	}
 	if cfg.KLCoef != 0 && in.RefLogp.IsZero() {
 		return tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef)
 	}

@@ -86,7 +86,7 @@ func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 		N:       int64(in.Logp.T),
 		HasProx: flag(in.ProxLogp), HasRef: flag(in.RefLogp), HasTW: flag(in.TokenWeights),
 		Lo: kernel.Broadcast(r.lo), Hi: kernel.Broadcast(r.hi), Dual: kernel.Broadcast(r.dual),
-		Clamp: kernel.Broadcast(r.clamp), NegClamp: kernel.Broadcast(-r.clamp),
+		Clamp: kernel.Broadcast(r.clamp), NegClamp: kernel.Broadcast(r.clampLo),
 		Beta: kernel.Broadcast(r.beta), Coef: kernel.Broadcast(j.coef[b]),
 		KLClamp: kernel.Broadcast(r.klClamp), CapAt: kernel.Broadcast(r.capAt), CapTo: kernel.Broadcast(r.capTo),
 		BehaveMax: kernel.Broadcast(1),

@@ -36,6 +36,11 @@ type PolicyLossRequest struct {
 		KLClamp       float64 `json:"kl_clamp"`
 		BehaveCap     float64 `json:"behave_cap"`
 		BehaveCapMode string  `json:"behave_cap_mode"`
+		// verl's names (docs/conformance.md#policy_loss).
+		LossMode              string  `json:"loss_mode"`
+		TauPos                float64 `json:"tau_pos"`
+		TauNeg                float64 `json:"tau_neg"`
+		LogRatioClampHighOnly bool    `json:"logratio_clamp_high_only"`
 	} `json:"config"`
 }
 
@@ -47,6 +52,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	c.ClipLow, c.ClipHigh, c.LogRatioClamp = 0.2, 0.2, 20
 	c.RatioLevel, c.Agg, c.KLEstimator = "token", "token-mean", "k3"
 	c.BehaveCap, c.BehaveCapMode = 5, "truncate"
+	c.LossMode, c.TauPos, c.TauNeg = "vanilla", ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
 	if err := decode(raw, &req); err != nil {
 		return ppo.Inputs[float64]{}, ppo.Config{}, err
 	}
@@ -72,6 +78,10 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLClamp:       c.KLClamp,
 		BehaveCap:     c.BehaveCap,
 		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount},
+
+		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
+		SAPOTauPos:            c.TauPos,
+		SAPOTauNeg:            c.TauNeg,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {
@@ -84,6 +94,9 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		return in, cfg, err
 	}
 	if cfg.BehaveCapMode, err = ppo.ParseCapMode(c.BehaveCapMode); err != nil {
+		return in, cfg, err
+	}
+	if cfg.LossMode, err = ppo.ParseLossMode(c.LossMode); err != nil {
 		return in, cfg, err
 	}
 	return in, cfg, nil

@@ -160,7 +160,7 @@ KL_VARIANTS = ["kl", "mse", "low_var_kl", "abs", "k3+"]
 
 
 def policy_variant_cases(g):
-    """verl's names beyond PPO's loss: its KL estimators (issue 17)."""
+    """verl's names beyond PPO's loss: its KL estimators and loss modes."""
     cases = []
     for k in range(40):
         B, T = g.pick([(1, 1), (1, 5), (3, 1)]) if k < 5 else g.shape()
@@ -176,7 +176,45 @@ def policy_variant_cases(g):
         if g.r.random() < 0.3:
             cfg["kl_clamp"] = g.pick([0.05, 10.0])
         cases.append(req)
+    for k in range(84):
+        mode = LOSS_MODES[k % len(LOSS_MODES)]
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 * len(LOSS_MODES) else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        cfg["agg"] = AGGS[(k // len(LOSS_MODES)) % len(AGGS)]
+        cfg["clip_low"] = g.pick([0.2, 0.1, 0.4])
+        cfg["clip_high"] = g.pick([0.2, 0.28, 0.4])
+        if mode in ("gspo", "gspo_token"):
+            cfg["clip_low"], cfg["clip_high"] = g.pick([(0.0003, 0.0004), (0.02, 0.02), (0.2, 0.28)])
+        if g.r.random() < 0.3:
+            cfg["dual_clip"] = g.pick([1.5, 3.0])
+        if mode == "sapo" and g.r.random() < 0.5:
+            cfg["tau_pos"], cfg["tau_neg"] = g.pick([(2.0, 3.0), (0.5, 0.7)])
+        if g.r.random() < 0.4:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = g.pick([0.01, 0.1])
+            cfg["kl_estimator"] = g.pick(["k1", "k3", "low_var_kl", "k3+"])
+        if mode != "geo_mean" and g.r.random() < 0.3:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if mode != "geo_mean" and g.r.random() < 0.2:
+            req["prox_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["old_logp"]]
+            cfg["behave_cap"] = g.pick([5.0, 1.5])
+        if g.r.random() < 0.2:
+            # Ratios beyond the clamps: a tight clamp, maybe one-sided, or
+            # an outlier token 25 nats away.
+            if g.r.random() < 0.5:
+                cfg["logratio_clamp"] = g.pick([0.05, 0.2])
+                cfg["logratio_clamp_high_only"] = g.r.random() < 0.5
+            else:
+                b, t = g.r.randrange(B), g.r.randrange(T)
+                req["mask"][b][t] = 1
+                req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 25.0]))
+        cases.append(req)
     return cases
+
+
+LOSS_MODES = ["gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"]
 
 
 def value_cases(g):

@@ -68,6 +68,7 @@ POLICY_DEFAULTS = {
     "ratio_level": "token", "agg": "token-mean", "agg_norm": 0.0, "token_count": 0.0,
     "kl_coef": 0.0, "kl_estimator": "k3", "kl_clamp": 0.0,
     "behave_cap": 5.0, "behave_cap_mode": "truncate",
+    "loss_mode": "vanilla", "tau_pos": 1.0, "tau_neg": 1.05, "logratio_clamp_high_only": False,
 }
 
 
@@ -145,21 +146,68 @@ def policy_loss(req):
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
     coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"])
     delta = lp - base
-    if cfg["ratio_level"] == "token":
-        ratio = torch.exp(_clamp(delta, cfg["logratio_clamp"]))
+    mode = cfg["loss_mode"]
+    if mode != "vanilla":
+        loss = _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg)
+    elif cfg["ratio_level"] == "token":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
     elif cfg["ratio_level"] == "sequence":
         lengths = mask.sum(dim=1)
         mean = (delta * mask).sum(dim=1) / torch.clamp(lengths, min=1.0)
-        ratio = torch.exp(_clamp(mean, cfg["logratio_clamp"]))[:, None].expand_as(delta)
+        ratio = torch.exp(_clamp_logratio(mean, cfg))[:, None].expand_as(delta)
     else:
         raise ValueError("unknown ratio_level " + cfg["ratio_level"])
-    loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
+    if mode == "vanilla":
+        loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
         loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
     loss.backward()
     grad = logp.grad * mask
     return {"loss": loss.item(), "grad": _rows(grad)}
+
+
+def _clamp_logratio(x, cfg):
+    """The log-ratio clamp: +-logratio_clamp, or from above only."""
+    c = cfg["logratio_clamp"]
+    if c > 0 and cfg["logratio_clamp_high_only"]:
+        return torch.clamp(x, max=c)
+    return _clamp(x, c)
+
+
+def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
+    """The policy term of the loss modes other than vanilla
+    (docs/spec.md#loss-modes), written as their papers state them, with
+    stop-gradients as detach()."""
+    lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
+    lengths = torch.clamp(mask.sum(dim=1), min=1.0)
+    if mode in ("gspo", "gspo_token"):
+        mean = (delta * mask).sum(dim=1) / lengths
+        if mode == "gspo":
+            logs = _clamp_logratio(mean, cfg)[:, None].expand_as(delta)
+        else:
+            # GSPO-token: s_t = sg[s] * pi(y_t) / sg[pi(y_t)].
+            logs = _clamp_logratio(lp - lp.detach() + mean.detach()[:, None], cfg)
+        return _aggregate(_surrogate(torch.exp(logs), adv, cfg) * weight, mask, coef)
+    if mode == "cispo":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        w = torch.clamp(ratio, lo, hi).detach()
+        return _aggregate(-w * adv * lp * weight, mask, coef)
+    if mode == "gpg":
+        return _aggregate(-adv * lp * weight, mask, coef)
+    if mode == "sapo":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        tau = torch.where(adv > 0, torch.full_like(adv, cfg["tau_pos"]), torch.full_like(adv, cfg["tau_neg"]))
+        gate = torch.sigmoid(tau * (ratio - 1.0)) * 4.0 / tau
+        return _aggregate(-gate * adv * weight, mask, coef)
+    if mode == "geo_mean":
+        sgn = torch.sign(adv)
+        clipped = torch.clamp(delta, -cfg["clip_low"], cfg["clip_high"])
+        d = sgn * torch.minimum(sgn * delta, sgn * clipped)
+        ratio = torch.exp(_clamp_logratio((d * mask).sum(dim=1) / lengths, cfg))
+        abar = (adv * mask).sum(dim=1) / lengths
+        return _aggregate((-abar * ratio)[:, None].expand_as(delta), mask, coef)
+    raise ValueError("unknown loss_mode " + mode)
 
 
 # ---------------------------------------------------------------- value loss
