@@ -222,6 +222,17 @@ type Config struct {
 	// SAPOTauPos and SAPOTauNeg are SAPO's gate temperatures for A > 0 and
 	// A ≤ 0 (verl tau_pos, tau_neg); 0 means the defaults 1 and 1.05.
 	SAPOTauPos, SAPOTauNeg float64
+	// ClipCovRatio is the fraction of valid tokens whose gradient Clip-Cov
+	// detaches (verl clip_cov_ratio; 0 means 0.0002); ClipCovLow and
+	// ClipCovHigh bound the covariance of the tokens it may pick (verl
+	// clip_cov_lb 1, clip_cov_ub 5; DefaultConfig sets them).
+	ClipCovRatio, ClipCovLow, ClipCovHigh float64
+	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens.
+	ClipCovSeed uint64
+	// KLCovRatio is the fraction of valid tokens KL-Cov penalises (verl
+	// kl_cov_ratio; 0 means 0.0002) and KLCovCoef the penalty's weight
+	// (verl ppo_kl_coef; 0 means 0.1).
+	KLCovRatio, KLCovCoef float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction
@@ -252,6 +263,8 @@ func DefaultConfig() Config {
 		LogRatioClamp: 20,
 		KLEstimator:   K3,
 		BehaveCap:     5,
+		ClipCovLow:    DefaultClipCovLow,
+		ClipCovHigh:   DefaultClipCovHigh,
 	}
 }
 

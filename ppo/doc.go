@@ -41,7 +41,10 @@
 // 2507.18071, §4.1 and §4.3), GeoMean (GMPO, "Geometric-Mean Policy
 // Optimization", arXiv 2507.20673), CISPO (MiniMax-M1, arXiv 2506.13585,
 // §3.1), SAPO ("Soft Adaptive Policy Optimization", arXiv 2511.20347) and
-// GPG (arXiv 2504.02546). Per token, with r = exp(Δ):
+// GPG (arXiv 2504.02546), ClipCov and KLCov ("The Entropy Mechanism of
+// Reinforcement Learning for Reasoning Language Models", arXiv 2505.22617,
+// §4; token selection by covariance in selectCov, deterministic). Per
+// token, with r = exp(Δ):
 //
 //	CISPO   ℓ = −sg[clip(r, 1−ε_low, 1+ε_high)]·A·logp     ∂ℓ = −clip(r)·A
 //	SAPO    ℓ = −A·(4/τ)·σ(τ(r−1))                        ∂ℓ = −A·4σ(1−σ)·r

@@ -34,7 +34,8 @@ type rowAcc struct {
 	clipHigh, clipLow int
 	dual, capped      int
 	bad, badCol       int
-	_                 [4]int64 // 128 bytes: neighbouring rows never share a cache line
+	covPicked         int      // tokens Clip-Cov or KL-Cov acted on
+	_                 [3]int64 // 128 bytes: neighbouring rows never share a cache line
 }
 
 type policyJob[F tensor.Float] struct {
@@ -47,6 +48,10 @@ type policyJob[F tensor.Float] struct {
 	lengths []int
 	coef    []float64
 	rows    []rowAcc
+	// picked marks the tokens Clip-Cov or KL-Cov act on; cands is
+	// selectCov's scratch.
+	picked []bool
+	cands  []covCand
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]
@@ -87,7 +92,7 @@ func (j *policyJob[F]) Run(b int) {
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
 		switch j.cfg.LossMode {
-		case CISPO, SAPO, GPG:
+		case CISPO, SAPO, GPG, ClipCov, KLCov:
 			j.modeRow(b)
 		case GeoMean:
 			j.geoRow(b)
@@ -122,7 +127,7 @@ func (j *policyJob[F]) exp(x float64) float64 {
 func (j *policyJob[F]) combine(total int) (Result, error) {
 	var res Result
 	var ratio, negDelta, kl, behave float64
-	var clipHigh, clipLow, dual, capped int
+	var clipHigh, clipLow, dual, capped, picked int
 	res.MaxBehaveWeight = 1
 	for b := range j.rows {
 		acc := &j.rows[b]
@@ -144,6 +149,7 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		clipLow += acc.clipLow
 		dual += acc.dual
 		capped += acc.capped
+		picked += acc.covPicked
 	}
 	res.KLLoss *= j.cfg.KLCoef
 	res.Loss = res.PolicyLoss + res.KLLoss
@@ -160,6 +166,7 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		res.DualClipFrac = float64(dual) / n
 		res.MeanRatio = ratio / n
 		res.ApproxKL = negDelta / n
+		res.CovPickedFrac = float64(picked) / n
 		if !j.in.RefLogp.IsZero() {
 			res.KL = kl / n
 		}

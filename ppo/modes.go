@@ -45,9 +45,18 @@ const (
 	// Reinforcement Learning Baseline for Model Reasoning", arXiv
 	// 2504.02546; verl "gpg").
 	GPG
+	// ClipCov is Clip-Cov ("The Entropy Mechanism of Reinforcement Learning
+	// for Reasoning Language Models", arXiv 2505.22617, §4): the clipped
+	// surrogate, with the gradient of a few tokens of high covariance
+	// between advantage and log-probability detached (verl "clip_cov").
+	ClipCov
+	// KLCov is KL-Cov (same paper, §4): the unclipped −A·r, with a penalty
+	// Config.KLCovCoef·|Δ| on the tokens of highest covariance (verl
+	// "kl_cov").
+	KLCov
 )
 
-var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"}
+var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"}
 
 func (m LossMode) String() string {
 	if m < 0 || int(m) >= len(lossModeNames) {
@@ -67,10 +76,17 @@ func ParseLossMode(s string) (LossMode, error) {
 	return 0, fmt.Errorf("ppo: unknown loss mode %q (want one of %q)", s, lossModeNames[:])
 }
 
-// The default SAPO temperatures, verl's actor.tau_pos and tau_neg.
+// The default SAPO temperatures, verl's actor.tau_pos and tau_neg, and
+// verl's defaults for Clip-Cov and KL-Cov (actor.policy_loss.clip_cov_ratio,
+// clip_cov_lb, clip_cov_ub, kl_cov_ratio, ppo_kl_coef).
 const (
-	DefaultSAPOTauPos = 1.0
-	DefaultSAPOTauNeg = 1.05
+	DefaultSAPOTauPos   = 1.0
+	DefaultSAPOTauNeg   = 1.05
+	DefaultClipCovRatio = 0.0002
+	DefaultClipCovLow   = 1.0
+	DefaultClipCovHigh  = 5.0
+	DefaultKLCovRatio   = 0.0002
+	DefaultKLCovCoef    = 0.1
 )
 
 // sequenceLevel reports whether the policy term uses GSPO's sequence ratio.
@@ -83,7 +99,7 @@ func (c Config) validateMode() error {
 		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
 	}
 	switch {
-	case c.LossMode < Vanilla || c.LossMode > GPG:
+	case c.LossMode < Vanilla || c.LossMode > KLCov:
 		return bad("LossMode", "%d is not a LossMode", int(c.LossMode))
 	case c.RatioLevel == SequenceRatio && c.LossMode > GSPOToken:
 		return bad("RatioLevel", "sequence is defined for loss modes vanilla, gspo and gspo_token, not %v", c.LossMode)
@@ -91,12 +107,24 @@ func (c Config) validateMode() error {
 		return bad("SAPOTauPos", "%v, want 0 (default %v) or a finite number > 0", c.SAPOTauPos, DefaultSAPOTauPos)
 	case !(c.SAPOTauNeg >= 0) || math.IsInf(c.SAPOTauNeg, 1):
 		return bad("SAPOTauNeg", "%v, want 0 (default %v) or a finite number > 0", c.SAPOTauNeg, DefaultSAPOTauNeg)
+	case !(c.ClipCovRatio >= 0 && c.ClipCovRatio <= 1):
+		return bad("ClipCovRatio", "%v, want 0 (default %v) or a fraction in (0, 1]", c.ClipCovRatio, DefaultClipCovRatio)
+	case !(c.KLCovRatio >= 0 && c.KLCovRatio <= 1):
+		return bad("KLCovRatio", "%v, want 0 (default %v) or a fraction in (0, 1]", c.KLCovRatio, DefaultKLCovRatio)
+	case !(c.KLCovCoef >= 0) || math.IsInf(c.KLCovCoef, 1):
+		return bad("KLCovCoef", "%v, want 0 (default %v) or a finite number > 0", c.KLCovCoef, DefaultKLCovCoef)
+	case c.LossMode == ClipCov && !(c.ClipCovLow < c.ClipCovHigh):
+		return bad("ClipCovLow", "%v is not below ClipCovHigh = %v (verl's bounds are %v and %v; ppo.DefaultConfig sets them)",
+			c.ClipCovLow, c.ClipCovHigh, DefaultClipCovLow, DefaultClipCovHigh)
+	case math.IsNaN(c.ClipCovLow) || math.IsNaN(c.ClipCovHigh):
+		return bad("ClipCovLow", "NaN bound")
 	}
 	return nil
 }
 
-// modeRow is the row kernel of the token-local modes CISPO, SAPO and GPG:
-// one pass per token in Go (the AVX2 kernel serves Vanilla only).
+// modeRow is the row kernel of the modes CISPO, SAPO, GPG, Clip-Cov and
+// KL-Cov: one pass per token in Go (the AVX2 kernel serves Vanilla only);
+// Clip-Cov and KL-Cov read the tokens selectCov picked.
 func (j *policyJob[F]) modeRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
@@ -158,6 +186,29 @@ func (j *policyJob[F]) modeRow(b int) {
 			}
 		case GPG:
 			loss, dl = rl.gpg(a, l)
+		case ClipCov:
+			var g float64
+			var c int
+			loss, g, c = rl.surrogate(r, a)
+			switch c {
+			case clipHigh:
+				acc.clipHigh++
+			case clipLow:
+				acc.clipLow++
+			}
+			if live {
+				dl = -a * r * g
+			}
+			if j.picked[b*T+t] {
+				loss, dl = 0, 0
+				acc.covPicked++
+			}
+		case KLCov:
+			picked := j.picked[b*T+t]
+			if picked {
+				acc.covPicked++
+			}
+			loss, dl = rl.klCov(r, a, l-base, live, picked)
 		}
 		acc.policy += loss * w
 		dl *= w

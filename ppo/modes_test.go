@@ -2,6 +2,7 @@ package ppo_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestParseLossMode(t *testing.T) {
-	for _, name := range []string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"} {
+	for _, name := range []string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"} {
 		m, err := ppo.ParseLossMode(name)
 		require.NoError(t, err, name)
 		assert.Equal(t, name, m.String())
@@ -43,7 +44,7 @@ func sequenceAdvantages(in ppo.Inputs[float64]) {
 func TestLossModeGradients(t *testing.T) {
 	const h = 1e-6
 	aggs := []ppo.Aggregation{ppo.TokenMean, ppo.SeqMeanTokenMean, ppo.SeqMeanTokenSum, ppo.SeqMeanTokenSumNorm, ppo.TokenSum}
-	for i, mode := range []ppo.LossMode{ppo.GSPOToken, ppo.GeoMean, ppo.CISPO, ppo.SAPO, ppo.GPG} {
+	for i, mode := range []ppo.LossMode{ppo.GSPOToken, ppo.GeoMean, ppo.CISPO, ppo.SAPO, ppo.GPG, ppo.ClipCov, ppo.KLCov} {
 		for k, agg := range aggs {
 			t.Run(fmt.Sprintf("%v/%v", mode, agg), func(t *testing.T) {
 				spec := batchSpec{b: 5, t: 9, ref: true, spread: 0.4, nonPrefix: true, emptyRow: true, seed: uint64(50 + 5*i + k)}
@@ -63,10 +64,15 @@ func TestLossModeGradients(t *testing.T) {
 				if mode == ppo.SAPO {
 					cfg.SAPOTauPos, cfg.SAPOTauNeg = 2, 3
 				}
+				cfg.ClipCovRatio, cfg.ClipCovLow, cfg.ClipCovHigh = 0.2, 0.02, 5
+				cfg.KLCovRatio, cfg.KLCovCoef = 0.2, 0.5
 				grad := make([]float64, in.Logp.Size())
 				res, err := ppo.PolicyLoss(grad, in, cfg)
 				require.NoError(t, err)
-				if mode == ppo.CISPO || mode == ppo.GeoMean || mode == ppo.GSPOToken {
+				if mode == ppo.ClipCov || mode == ppo.KLCov {
+					assert.NotZero(t, res.CovPickedFrac, "no token picked: the case does not exercise the selection")
+				}
+				if mode == ppo.CISPO || mode == ppo.GeoMean || mode == ppo.GSPOToken || mode == ppo.ClipCov {
 					assert.NotZero(t, res.ClipFracHigh+res.ClipFracLow, "no clip active: the case does not exercise it")
 				}
 				for p := range grad {
@@ -125,7 +131,11 @@ func TestLossModeRejects(t *testing.T) {
 	require.ErrorIs(t, err, tensor.ErrRange)
 	assert.Contains(t, err.Error(), "prox_logp")
 	for _, c := range []func(*ppo.Config){
-		func(c *ppo.Config) { c.LossMode = ppo.GPG + 1 },
+		func(c *ppo.Config) { c.LossMode = ppo.KLCov + 1 },
+		func(c *ppo.Config) { c.LossMode, c.ClipCovLow, c.ClipCovHigh = ppo.ClipCov, 5, 5 },
+		func(c *ppo.Config) { c.LossMode, c.ClipCovLow, c.ClipCovHigh = ppo.ClipCov, 0, 0 },
+		func(c *ppo.Config) { c.LossMode, c.KLCovRatio = ppo.KLCov, 1.5 },
+		func(c *ppo.Config) { c.LossMode, c.KLCovCoef = ppo.KLCov, -1 },
 		func(c *ppo.Config) { c.LossMode, c.RatioLevel = ppo.CISPO, ppo.SequenceRatio },
 		func(c *ppo.Config) { c.LossMode, c.SAPOTauNeg = ppo.SAPO, -1 },
 	} {
@@ -150,4 +160,68 @@ func TestLossModesAllocateNothing(t *testing.T) {
 		})
 		assert.Zero(t, allocs, "%v", m)
 	}
+}
+
+// TestCovSelectionByHand pins KL-Cov's choice on a row worked out by hand:
+// A = (1, −1, 2, 0), logp = (−1, −2, −0.5, −3) have means 0.5 and −1.625
+// and covariances (0.3125, 0.5625, 1.6875, 0.6875); a ratio of 0.5 picks
+// ⌊4·0.5⌋ = 2 tokens, those of the two largest, t = 2 and t = 3.
+func TestCovSelectionByHand(t *testing.T) {
+	mk := func(v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](1, len(v))
+		copy(b.Data, v)
+		return b
+	}
+	lp := []float64{-1, -2, -0.5, -3}
+	old := make([]float64, 4)
+	for i := range lp {
+		old[i] = lp[i] - 0.1
+	}
+	in := ppo.Inputs[float64]{Logp: mk(lp...), OldLogp: mk(old...), Advantages: mk(1, -1, 2, 0), Mask: mk(1, 1, 1, 1)}
+	cfg := ppo.DefaultConfig()
+	cfg.LossMode, cfg.KLCovRatio, cfg.KLCovCoef = ppo.KLCov, 0.5, 0.1
+	grad := make([]float64, 4)
+	res, err := ppo.PolicyLoss(grad, in, cfg)
+	require.NoError(t, err)
+	r := math.Exp(0.1)
+	assert.InDelta(t, (-2*r+2*0.1*0.1)/4, res.Loss, 1e-15)
+	assert.Equal(t, 0.5, res.CovPickedFrac)
+	want := []float64{-r / 4, r / 4, (-2*r + 0.1) / 4, 0.1 / 4}
+	for i := range want {
+		assert.InDelta(t, want[i], grad[i], 1e-15, "t=%d", i)
+	}
+
+	// Ties go to the lower index: equal covariances, one pick.
+	in.Advantages, in.Logp = mk(1, -1, 1, -1), mk(-1, -2, -1, -2)
+	for i := range old {
+		in.OldLogp.Data[i] = in.Logp.Data[i] - 0.1
+	}
+	cfg.KLCovRatio = 0.25
+	_, err = ppo.PolicyLoss(grad, in, cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, (-r+0.1)/4, grad[0], 1e-15, "the first of the tied tokens is picked")
+	assert.InDelta(t, -r/4, grad[2], 1e-15)
+}
+
+// TestClipCovSeed: one seed always picks the same tokens; the choice is
+// among the eligible tokens, and the seed changes it.
+func TestClipCovSeed(t *testing.T) {
+	in := randomInputs(batchSpec{b: 6, t: 40, spread: 0.1, seed: 81})
+	cfg := ppo.DefaultConfig()
+	cfg.LossMode, cfg.ClipCovRatio, cfg.ClipCovLow, cfg.ClipCovHigh = ppo.ClipCov, 0.05, 0.01, 5
+	run := func(seed uint64) ([]float64, ppo.Result) {
+		c := cfg
+		c.ClipCovSeed = seed
+		g := make([]float64, in.Logp.Size())
+		res, err := ppo.PolicyLoss(g, in, c)
+		require.NoError(t, err)
+		return g, res
+	}
+	g1, r1 := run(1)
+	g1again, _ := run(1)
+	g2, r2 := run(2)
+	assert.Equal(t, g1, g1again)
+	assert.NotEqual(t, g1, g2)
+	assert.Equal(t, r1.CovPickedFrac, r2.CovPickedFrac)
+	assert.InDelta(t, float64(int(float64(r1.Tokens)*0.05))/float64(r1.Tokens), r1.CovPickedFrac, 1e-15)
 }

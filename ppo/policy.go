@@ -58,6 +58,9 @@ type Stats struct {
 	// behaviour weights after capping; CappedFrac is the fraction capped.
 	// They are 1, 1 and 0 without ProxLogp.
 	MeanBehaveWeight, MaxBehaveWeight, CappedFrac float64
+	// CovPickedFrac is the fraction of valid tokens that Clip-Cov detached
+	// or KL-Cov penalised (verl reports Clip-Cov's as pg_clipfrac).
+	CovPickedFrac float64
 }
 
 // Result is what PolicyLoss returns besides the gradient.
@@ -97,6 +100,9 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	}
 	if err := rowWeights(j.coef, j.lengths, total, in.Logp.T, cfg.Reduction); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
+	}
+	if cfg.LossMode == ClipCov || cfg.LossMode == KLCov {
+		j.selectCov(total)
 	}
 	j.phase = phaseLoss
 	parallel.Rows(j, in.Logp.B, in.Logp.T)

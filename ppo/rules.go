@@ -29,6 +29,9 @@ type rules struct {
 	// log-space bounds −ε_low and ε_high.
 	tauPos, tauNeg float64
 	geoLo, geoHi   float64
+	// covRatio is the fraction Clip-Cov or KL-Cov picks, covLo and covHi
+	// Clip-Cov's covariance bounds, covCoef KL-Cov's penalty weight.
+	covRatio, covLo, covHi, covCoef float64
 }
 
 func (c Config) rules() rules {
@@ -52,6 +55,14 @@ func (c Config) rules() rules {
 		r.tauNeg = c.SAPOTauNeg
 	}
 	r.geoLo, r.geoHi = -c.ClipLow, c.ClipHigh
+	switch c.LossMode {
+	case ClipCov:
+		// Clip-Cov's surrogate is PPO's, without dual clip (as verl).
+		r.dual = inf
+		r.covRatio, r.covLo, r.covHi = cmpOr(c.ClipCovRatio, DefaultClipCovRatio), c.ClipCovLow, c.ClipCovHigh
+	case KLCov:
+		r.covRatio, r.covCoef = cmpOr(c.KLCovRatio, DefaultKLCovRatio), cmpOr(c.KLCovCoef, DefaultKLCovCoef)
+	}
 	if c.DualClip > 0 {
 		r.dual = c.DualClip
 	}
@@ -217,4 +228,32 @@ func (c *rules) geoLogRatio(d, a float64) (dd float64, live bool, clip int) {
 		return d, true, clip // the unclipped side is the pessimistic one
 	}
 	return dc, false, clip
+}
+
+// klCov returns KL-Cov's per-token loss −a·r, plus covCoef·|d| on a picked
+// token (d the log-ratio before the clamp), and its derivative with
+// respect to logp; live is false where the log-ratio clamp binds.
+func (c *rules) klCov(r, a, d float64, live, picked bool) (loss, dl float64) {
+	loss = -a * r
+	if live {
+		dl = -a * r
+	}
+	if picked {
+		loss += c.covCoef * math.Abs(d)
+		switch {
+		case d > 0:
+			dl += c.covCoef
+		case d < 0:
+			dl -= c.covCoef
+		}
+	}
+	return loss, dl
+}
+
+// cmpOr returns v, or def when v is 0.
+func cmpOr(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }

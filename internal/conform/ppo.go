@@ -41,6 +41,12 @@ type PolicyLossRequest struct {
 		TauPos                float64 `json:"tau_pos"`
 		TauNeg                float64 `json:"tau_neg"`
 		LogRatioClampHighOnly bool    `json:"logratio_clamp_high_only"`
+		ClipCovRatio          float64 `json:"clip_cov_ratio"`
+		ClipCovLB             float64 `json:"clip_cov_lb"`
+		ClipCovUB             float64 `json:"clip_cov_ub"`
+		ClipCovSeed           uint64  `json:"clip_cov_seed"`
+		KLCovRatio            float64 `json:"kl_cov_ratio"`
+		PPOKLCoef             float64 `json:"ppo_kl_coef"`
 	} `json:"config"`
 }
 
@@ -53,6 +59,8 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	c.RatioLevel, c.Agg, c.KLEstimator = "token", "token-mean", "k3"
 	c.BehaveCap, c.BehaveCapMode = 5, "truncate"
 	c.LossMode, c.TauPos, c.TauNeg = "vanilla", ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
+	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, ppo.DefaultClipCovLow, ppo.DefaultClipCovHigh
+	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
 	if err := decode(raw, &req); err != nil {
 		return ppo.Inputs[float64]{}, ppo.Config{}, err
 	}
@@ -82,6 +90,12 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
 		SAPOTauPos:            c.TauPos,
 		SAPOTauNeg:            c.TauNeg,
+		ClipCovRatio:          c.ClipCovRatio,
+		ClipCovLow:            c.ClipCovLB,
+		ClipCovHigh:           c.ClipCovUB,
+		ClipCovSeed:           c.ClipCovSeed,
+		KLCovRatio:            c.KLCovRatio,
+		KLCovCoef:             c.PPOKLCoef,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {

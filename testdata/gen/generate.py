@@ -140,7 +140,7 @@ def policy_cases(g):
             cfg["logratio_clamp"] = 0.0
         req["config"] = cfg
         cases.append(req)
-    return cases + policy_variant_cases(Gen(101))
+    return cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102))
 
 
 def _policy_base(g, B, T):
@@ -215,6 +215,33 @@ def policy_variant_cases(g):
 
 
 LOSS_MODES = ["gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"]
+
+
+def policy_cov_cases(g):
+    """Clip-Cov and KL-Cov: ratios large enough to pick several tokens of a
+    small batch, covariance bounds that some tokens meet."""
+    cases = []
+    for k in range(30):
+        mode = ["clip_cov", "kl_cov"][k % 2]
+        B, T = g.pick([(1, 1), (1, 7), (5, 1)]) if k < 6 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        cfg["agg"] = AGGS[(k // 2) % len(AGGS)]
+        if mode == "clip_cov":
+            cfg["clip_cov_ratio"] = g.pick([0.0002, 0.1, 0.3, 1.0])
+            cfg["clip_cov_lb"], cfg["clip_cov_ub"] = g.pick([(1.0, 5.0), (0.01, 5.0), (-1.0, 0.5)])
+            cfg["clip_cov_seed"] = g.r.randrange(1 << 20)
+        else:
+            cfg["kl_cov_ratio"] = g.pick([0.0002, 0.1, 0.3, 1.0])
+            cfg["ppo_kl_coef"] = g.pick([0.1, 1.0])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"], cfg["kl_estimator"] = 0.05, g.pick(["k1", "low_var_kl"])
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
+    return cases
 
 
 def value_cases(g):

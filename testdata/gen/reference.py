@@ -69,6 +69,8 @@ POLICY_DEFAULTS = {
     "kl_coef": 0.0, "kl_estimator": "k3", "kl_clamp": 0.0,
     "behave_cap": 5.0, "behave_cap_mode": "truncate",
     "loss_mode": "vanilla", "tau_pos": 1.0, "tau_neg": 1.05, "logratio_clamp_high_only": False,
+    "clip_cov_ratio": 0.0002, "clip_cov_lb": 1.0, "clip_cov_ub": 5.0, "clip_cov_seed": 0,
+    "kl_cov_ratio": 0.0002, "ppo_kl_coef": 0.1,
 }
 
 
@@ -207,7 +209,58 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         ratio = torch.exp(_clamp_logratio((d * mask).sum(dim=1) / lengths, cfg))
         abar = (adv * mask).sum(dim=1) / lengths
         return _aggregate((-abar * ratio)[:, None].expand_as(delta), mask, coef)
+    if mode in ("clip_cov", "kl_cov"):
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        picked = _cov_picked(mode, lp.detach(), ratio.detach(), adv, mask, cfg)
+        if mode == "clip_cov":
+            loss = torch.maximum(-adv * ratio, -adv * torch.clamp(ratio, lo, hi))
+            loss = torch.where(picked, torch.zeros_like(loss), loss)
+        else:
+            loss = -adv * ratio + torch.where(picked, cfg["ppo_kl_coef"] * delta.abs(), torch.zeros_like(delta))
+        return _aggregate(loss * weight, mask, coef)
     raise ValueError("unknown loss_mode " + mode)
+
+
+def _splitmix64(x):
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def _cov_picked(mode, lp, ratio, adv, mask, cfg):
+    """The tokens Clip-Cov or KL-Cov act on (docs/spec.md#loss-modes), as a
+    plain loop: covariance with the batch means over valid tokens; KL-Cov
+    the highest, ties to the lower flat index; Clip-Cov the eligible tokens
+    in the order of splitmix64(seed ^ index)."""
+    B, T = mask.shape
+    valid = [(b, t) for b in range(B) for t in range(T) if mask[b][t] > 0]
+    n = len(valid)
+    picked = torch.zeros(B, T, dtype=torch.bool)
+    if n == 0:
+        return picked
+    ma = sum(float(adv[b][t]) for b, t in valid) / n
+    ml = sum(float(lp[b][t]) for b, t in valid) / n
+    lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
+    cands = []
+    for b, t in valid:
+        a = float(adv[b][t])
+        cov = (a - ma) * (float(lp[b][t]) - ml)
+        k = b * T + t
+        if mode == "kl_cov":
+            cands.append((-cov, k))
+            continue
+        r = float(ratio[b][t])
+        if (a > 0 and r > hi) or (a < 0 and r < lo):
+            continue  # clipped by the surrogate already
+        if cfg["clip_cov_lb"] < cov < cfg["clip_cov_ub"]:
+            cands.append((_splitmix64(cfg["clip_cov_seed"] ^ k), k))
+    frac = cfg["kl_cov_ratio"] if mode == "kl_cov" else cfg["clip_cov_ratio"]
+    count = min(max(1, int(n * frac)), len(cands))
+    for _, k in sorted(cands)[:count]:
+        picked[k // T][k % T] = True
+    return picked
 
 
 # ---------------------------------------------------------------- value loss
