@@ -225,3 +225,36 @@ func TestClipCovSeed(t *testing.T) {
 	assert.Equal(t, r1.CovPickedFrac, r2.CovPickedFrac)
 	assert.InDelta(t, float64(int(float64(r1.Tokens)*0.05))/float64(r1.Tokens), r1.CovPickedFrac, 1e-15)
 }
+
+// TestLossModesMicroBatchesAddUp extends TestMicroBatchesAddUp to the loss
+// modes whose loss is a sum over rows (all but Clip-Cov and KL-Cov, which
+// select tokens per call): with the whole batch's token and sequence
+// counts, the micro-batch losses and gradients add up to the batch's.
+func TestLossModesMicroBatchesAddUp(t *testing.T) {
+	in := randomInputs(batchSpec{b: 7, t: 12, ref: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 91})
+	cuts := []int{0, 2, 3, 7}
+	for _, mode := range []ppo.LossMode{ppo.GSPOToken, ppo.GeoMean, ppo.CISPO, ppo.SAPO, ppo.GPG} {
+		for _, agg := range []ppo.Aggregation{ppo.TokenMean, ppo.SeqMeanTokenMean, ppo.SeqMeanTokenSum, ppo.SeqMeanTokenSumNorm, ppo.TokenSum} {
+			t.Run(fmt.Sprintf("%v/%v", mode, agg), func(t *testing.T) {
+				cfg := ppo.DefaultConfig()
+				cfg.LossMode, cfg.Mode, cfg.KLCoef, cfg.KLEstimator = mode, agg, 0.02, ppo.K3Plus
+				whole := make([]float64, in.Logp.Size())
+				res, err := ppo.PolicyLoss(whole, in, cfg)
+				require.NoError(t, err)
+				cfg.TokenCount, cfg.SeqCount = float64(res.Tokens), float64(res.Sequences)
+				var sum float64
+				parts := make([]float64, in.Logp.Size())
+				for i := 0; i+1 < len(cuts); i++ {
+					lo, hi := cuts[i], cuts[i+1]
+					mr, err := ppo.PolicyLoss(parts[lo*in.Logp.T:hi*in.Logp.T], sliceInputs(in, lo, hi), cfg)
+					require.NoError(t, err)
+					sum += mr.Loss
+				}
+				assert.True(t, relClose(sum, res.Loss, 1e-12, 1e-15), "micro-batches %.15g, whole %.15g", sum, res.Loss)
+				for k := range whole {
+					require.True(t, relClose(parts[k], whole[k], 1e-12, 1e-15), "grad[%d]: %.15g vs %.15g", k, parts[k], whole[k])
+				}
+			})
+		}
+	}
+}
