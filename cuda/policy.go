@@ -53,6 +53,9 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	case cfg.LossMode != ppo.Vanilla:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LossMode", nil,
 			"%v is not implemented by the device kernels (vanilla is, with RatioLevel for GSPO); use ppo.PolicyLoss", cfg.LossMode))
+	case cfg.EntropyCoeff != 0 || cfg.EntropyTopRatio > 0:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.EntropyCoeff", nil,
+			"entropy terms are not implemented by the device kernels; use ppo.PolicyLoss"))
 	case cfg.LogRatioClampHighOnly:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
 			"not implemented by the device kernels; use ppo.PolicyLoss"))

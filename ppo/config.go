@@ -233,6 +233,13 @@ type Config struct {
 	// kl_cov_ratio; 0 means 0.0002) and KLCovCoef the penalty's weight
 	// (verl ppo_kl_coef; 0 means 0.1).
 	KLCovRatio, KLCovCoef float64
+	// EntropyCoeff is c of the entropy bonus −c·agg(H) (verl
+	// entropy_coeff); 0 (default) turns it off. Needs Inputs.Entropy.
+	EntropyCoeff float64
+	// EntropyTopRatio, when > 0, keeps the policy term of only that
+	// fraction of the valid tokens, those of highest entropy ("Beyond the
+	// 80/20 Rule", arXiv 2506.01939: 0.2). Needs Inputs.Entropy.
+	EntropyTopRatio float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction
@@ -298,6 +305,9 @@ func (c Config) Validate() error {
 		return bad("BehaveCapMode", "%d is not a CapMode", int(c.BehaveCapMode))
 	}
 	if err := c.validateMode(); err != nil {
+		return err
+	}
+	if err := c.validateEntropy(); err != nil {
 		return err
 	}
 	return c.Reduction.validate("Config.")

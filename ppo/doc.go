@@ -68,6 +68,14 @@
 // samples of π_θ ("On the Design of KL-Regularized Policy Gradient
 // Algorithms for LLM Reasoning", arXiv 2505.17508).
 //
+// # Entropy
+//
+// With Inputs.Entropy = H and Config.EntropyCoeff = c the loss subtracts
+// c·agg(H) and writes dLoss/dH = −c·coef_b to Inputs.EntropyGrad; with
+// Config.EntropyTopRatio = ρ only the ⌊ρ·N + ½⌋ tokens of highest entropy
+// keep their policy term ("Beyond the 80/20 Rule", arXiv 2506.01939), ties
+// to the lower flat index.
+//
 // # Aggregation
 //
 // L[b,t] is reduced by Config.Mode, B′ being the sequences with at least one

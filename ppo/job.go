@@ -35,7 +35,9 @@ type rowAcc struct {
 	dual, capped      int
 	bad, badCol       int
 	covPicked         int      // tokens Clip-Cov or KL-Cov acted on
-	_                 [3]int64 // 128 bytes: neighbouring rows never share a cache line
+	entropy           float64  // Σ H over valid tokens
+	kept              int      // tokens top-ρ masking kept
+	_                 [1]int64 // 128 bytes: neighbouring rows never share a cache line
 }
 
 type policyJob[F tensor.Float] struct {
@@ -52,6 +54,8 @@ type policyJob[F tensor.Float] struct {
 	// selectCov's scratch.
 	picked []bool
 	cands  []covCand
+	// keep marks the tokens top-ρ entropy masking keeps.
+	keep []bool
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]
@@ -103,6 +107,9 @@ func (j *policyJob[F]) Run(b int) {
 				j.tokenRow(b)
 			}
 		}
+		if !j.in.Entropy.IsZero() && j.lengths[b] > 0 && j.rows[b].bad == badNone {
+			j.entropyRow(b)
+		}
 	}
 }
 
@@ -127,7 +134,8 @@ func (j *policyJob[F]) exp(x float64) float64 {
 func (j *policyJob[F]) combine(total int) (Result, error) {
 	var res Result
 	var ratio, negDelta, kl, behave float64
-	var clipHigh, clipLow, dual, capped, picked int
+	var clipHigh, clipLow, dual, capped, picked, kept int
+	var entropy float64
 	res.MaxBehaveWeight = 1
 	for b := range j.rows {
 		acc := &j.rows[b]
@@ -150,15 +158,19 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		dual += acc.dual
 		capped += acc.capped
 		picked += acc.covPicked
+		res.EntropyBonus += j.coef[b] * acc.entropy
+		entropy += acc.entropy
+		kept += acc.kept
 	}
+	res.EntropyBonus *= j.cfg.EntropyCoeff
 	res.KLLoss *= j.cfg.KLCoef
-	res.Loss = res.PolicyLoss + res.KLLoss
+	res.Loss = res.PolicyLoss + res.KLLoss - res.EntropyBonus
 	if math.IsInf(res.Loss, 0) || math.IsNaN(res.Loss) {
 		return Result{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "loss", nil,
 			"%v: the inputs overflow float64 (check ref_logp and the advantages, or set Config.KLClamp)", res.Loss))
 	}
 	res.Tokens = total
-	res.MeanBehaveWeight = 1
+	res.MeanBehaveWeight, res.EntropyKeptFrac = 1, 1
 	if total > 0 {
 		n := float64(total)
 		res.ClipFracHigh = float64(clipHigh) / n
@@ -167,6 +179,10 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		res.MeanRatio = ratio / n
 		res.ApproxKL = negDelta / n
 		res.CovPickedFrac = float64(picked) / n
+		res.Entropy = entropy / n
+		if j.cfg.EntropyTopRatio > 0 {
+			res.EntropyKeptFrac = float64(kept) / n
+		}
 		if !j.in.RefLogp.IsZero() {
 			res.KL = kl / n
 		}
@@ -191,5 +207,6 @@ func (j *policyJob[F]) rowError(b int, acc *rowAcc) error {
 	}
 	in := &j.in
 	return nonFiniteAt(b, t, named[F]{"logp", in.Logp}, named[F]{"old_logp", in.OldLogp}, named[F]{"advantages", in.Advantages},
-		named[F]{"prox_logp", in.ProxLogp}, named[F]{"ref_logp", in.RefLogp}, named[F]{"token_weights", in.TokenWeights})
+		named[F]{"prox_logp", in.ProxLogp}, named[F]{"ref_logp", in.RefLogp}, named[F]{"token_weights", in.TokenWeights},
+		named[F]{"entropy", in.Entropy})
 }

@@ -163,6 +163,9 @@ func (j *policyJob[F]) modeRow(b int) {
 		if tw != nil {
 			w *= float64(tw[t])
 		}
+		if j.dropped(b*T + t) {
+			w = 0
+		}
 		d := l - base
 		acc.negDelta -= d
 		d, live := rl.logRatio(d)

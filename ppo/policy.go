@@ -32,6 +32,13 @@ type Inputs[F tensor.Float] struct {
 	// TokenWeights, if given, multiply the policy term of each token's loss
 	// (TAS, APPO, or any weighting ≥ 0); they do not touch the KL term.
 	TokenWeights tensor.Batch[F]
+	// Entropy is the per-token entropy of π_θ, computed by the trainer;
+	// required with Config.EntropyCoeff ≠ 0 or Config.EntropyTopRatio > 0.
+	Entropy tensor.Batch[F]
+	// EntropyGrad, if given, is an output: PolicyLoss writes dLoss/dentropy
+	// there (−EntropyCoeff times the token's aggregation weight, 0 at mask-0
+	// positions), as it writes dLoss/dlogp to grad.
+	EntropyGrad tensor.Batch[F]
 }
 
 // Stats are the quantities a trainer logs after a policy-loss call. Fractions
@@ -61,16 +68,23 @@ type Stats struct {
 	// CovPickedFrac is the fraction of valid tokens that Clip-Cov detached
 	// or KL-Cov penalised (verl reports Clip-Cov's as pg_clipfrac).
 	CovPickedFrac float64
+	// Entropy is the mean entropy over valid tokens (0 without
+	// Inputs.Entropy); EntropyKeptFrac the fraction of valid tokens whose
+	// policy term top-ρ masking kept (1 when off).
+	Entropy, EntropyKeptFrac float64
 }
 
 // Result is what PolicyLoss returns besides the gradient.
 type Result struct {
-	// Loss = PolicyLoss + KLLoss, the value to minimise.
+	// Loss = PolicyLoss + KLLoss − EntropyBonus, the value to minimise.
 	Loss float64
 	// PolicyLoss is the aggregated clipped surrogate.
 	PolicyLoss float64
 	// KLLoss is β·agg(KL).
 	KLLoss float64
+	// EntropyBonus is c·agg(H), subtracted from Loss (0 without an entropy
+	// coefficient).
+	EntropyBonus float64
 	Stats
 }
 
@@ -103,6 +117,9 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	}
 	if cfg.LossMode == ClipCov || cfg.LossMode == KLCov {
 		j.selectCov(total)
+	}
+	if cfg.EntropyTopRatio > 0 {
+		j.selectTopEntropy(total)
 	}
 	j.phase = phaseLoss
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
@@ -152,6 +169,9 @@ func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
 	}
 	if cfg.KLCoef != 0 && in.RefLogp.IsZero() {
 		return tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef)
+	}
+	if err := in.validateEntropy(cfg); err != nil {
+		return err
 	}
 	if gradLen != shape.Size() {
 		return tensor.Errorf(tensor.ErrShape, "grad", nil, "length %d, want B·T = %d", gradLen, shape.Size())

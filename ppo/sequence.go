@@ -88,6 +88,9 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		if tw != nil {
 			w *= float64(tw[t])
 		}
+		if j.dropped(b*in.Logp.T + t) {
+			w = 0
+		}
 		loss, g, c := rl.surrogate(s, a)
 		clips[c]++
 		sumPolicy += loss * w

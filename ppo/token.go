@@ -46,7 +46,7 @@ func (j *policyJob[F]) tokenRow(b int) {
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
-	if j.fastExp && useAVX2 && T >= 4 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) {
+	if j.fastExp && useAVX2 && T >= 4 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
 		if j.kernelRow(b, &s) {
 			from = T &^ 3
 		} else {
@@ -206,6 +206,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			}
 			if tw != nil {
 				w *= float64(tw[i+start])
+			}
+			if j.dropped(b*T + from + start + i) {
+				w = 0
 			}
 			s.policy += loss * w
 			dl := -a * r * g * w

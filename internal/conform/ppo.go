@@ -22,6 +22,7 @@ type PolicyLossRequest struct {
 	ProxLogp     [][]float64 `json:"prox_logp"`
 	RefLogp      [][]float64 `json:"ref_logp"`
 	TokenWeights [][]float64 `json:"token_weights"`
+	Entropy      [][]float64 `json:"entropy"`
 	Config       struct {
 		ClipLow       float64 `json:"clip_low"`
 		ClipHigh      float64 `json:"clip_high"`
@@ -47,6 +48,8 @@ type PolicyLossRequest struct {
 		ClipCovSeed           uint64  `json:"clip_cov_seed"`
 		KLCovRatio            float64 `json:"kl_cov_ratio"`
 		PPOKLCoef             float64 `json:"ppo_kl_coef"`
+		EntropyCoeff          float64 `json:"entropy_coeff"`
+		EntropyTopRatio       float64 `json:"entropy_top_ratio"`
 	} `json:"config"`
 }
 
@@ -73,6 +76,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		ProxLogp:     bs.optional("prox_logp", req.ProxLogp),
 		RefLogp:      bs.optional("ref_logp", req.RefLogp),
 		TokenWeights: bs.optional("token_weights", req.TokenWeights),
+		Entropy:      bs.optional("entropy", req.Entropy),
 	}
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
@@ -96,6 +100,8 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		ClipCovSeed:           c.ClipCovSeed,
 		KLCovRatio:            c.KLCovRatio,
 		KLCovCoef:             c.PPOKLCoef,
+		EntropyCoeff:          c.EntropyCoeff,
+		EntropyTopRatio:       c.EntropyTopRatio,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {
@@ -118,9 +124,11 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 
 // PolicyLossResponse is the answer to a policy_loss request.
 type PolicyLossResponse struct {
-	Loss  float64     `json:"loss"`
-	Grad  [][]float64 `json:"grad"`
-	Stats struct {
+	Loss float64     `json:"loss"`
+	Grad [][]float64 `json:"grad"`
+	// EntropyGrad is dLoss/dentropy, present when the request has entropy.
+	EntropyGrad [][]float64 `json:"entropy_grad,omitempty"`
+	Stats       struct {
 		ClipFracHigh float64 `json:"clip_frac_high"`
 		ClipFracLow  float64 `json:"clip_frac_low"`
 		DualClipFrac float64 `json:"dual_clip_frac"`
@@ -135,12 +143,18 @@ func policyLoss(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	if !in.Entropy.IsZero() {
+		in.EntropyGrad = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	}
 	res, err := ppo.PolicyLoss(grad.Data, in, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var out PolicyLossResponse
 	out.Loss, out.Grad = res.Loss, rows(grad)
+	if !in.EntropyGrad.IsZero() {
+		out.EntropyGrad = rows(in.EntropyGrad)
+	}
 	s := &out.Stats
 	s.ClipFracHigh, s.ClipFracLow, s.DualClipFrac = res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac
 	s.ApproxKL, s.KL = res.ApproxKL, res.KL

@@ -194,5 +194,6 @@ func To32(in ppo.Inputs[float64]) ppo.Inputs[float32] {
 		return y
 	}
 	return ppo.Inputs[float32]{Logp: c(in.Logp), OldLogp: c(in.OldLogp), Advantages: c(in.Advantages), Mask: c(in.Mask),
-		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights)}
+		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights),
+		Entropy: c(in.Entropy), EntropyGrad: c(in.EntropyGrad)}
 }

@@ -140,7 +140,7 @@ def policy_cases(g):
             cfg["logratio_clamp"] = 0.0
         req["config"] = cfg
         cases.append(req)
-    return cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102))
+    return cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
 
 
 def _policy_base(g, B, T):
@@ -215,6 +215,33 @@ def policy_variant_cases(g):
 
 
 LOSS_MODES = ["gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"]
+
+
+def policy_entropy_cases(g):
+    """The entropy bonus (its gradient with respect to the entropy checked
+    too) and top-rho entropy masking, with every mode that allows it."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["entropy"] = g.mat(B, T, 0, 4)
+        if k % 3 != 2:
+            cfg["entropy_coeff"] = g.pick([0.001, 0.01, -0.01])
+        if k % 3 != 0:
+            cfg["entropy_top_ratio"] = g.pick([0.2, 0.5, 1.0])
+        if g.r.random() < 0.4:
+            cfg["loss_mode"] = g.pick(["gspo", "cispo", "sapo", "kl_cov"])
+            if cfg["loss_mode"] == "kl_cov":
+                cfg["kl_cov_ratio"] = 0.2
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
+    return cases
 
 
 def policy_cov_cases(g):

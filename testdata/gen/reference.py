@@ -71,6 +71,7 @@ POLICY_DEFAULTS = {
     "loss_mode": "vanilla", "tau_pos": 1.0, "tau_neg": 1.05, "logratio_clamp_high_only": False,
     "clip_cov_ratio": 0.0002, "clip_cov_lb": 1.0, "clip_cov_ub": 5.0, "clip_cov_seed": 0,
     "kl_cov_ratio": 0.0002, "ppo_kl_coef": 0.1,
+    "entropy_coeff": 0.0, "entropy_top_ratio": 0.0,
 }
 
 
@@ -146,6 +147,11 @@ def policy_loss(req):
         base = prox
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
+    entropy = None
+    if "entropy" in req:
+        entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
+        if cfg["entropy_top_ratio"] > 0:
+            weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
     coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"])
     delta = lp - base
     mode = cfg["loss_mode"]
@@ -164,9 +170,26 @@ def policy_loss(req):
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
         loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
+    if entropy is not None:
+        loss = loss - cfg["entropy_coeff"] * _aggregate(entropy, mask, coef)
     loss.backward()
     grad = logp.grad * mask
-    return {"loss": loss.item(), "grad": _rows(grad)}
+    out = {"loss": loss.item(), "grad": _rows(grad)}
+    if entropy is not None:
+        out["entropy_grad"] = _rows(entropy.grad * mask)
+    return out
+
+
+def _top_entropy(entropy, mask, rho):
+    """1 on the max(1, floor(rho*N + 1/2)) valid tokens of highest entropy,
+    ties to the lower flat index; 0 elsewhere (docs/spec.md#entropy)."""
+    B, T = mask.shape
+    valid = [(-float(entropy[b][t]), b * T + t) for b in range(B) for t in range(T) if mask[b][t] > 0]
+    keep = torch.zeros(B, T)
+    n = min(max(1, int(rho * len(valid) + 0.5)), len(valid))
+    for _, k in sorted(valid)[:n]:
+        keep[k // T][k % T] = 1.0
+    return keep
 
 
 def _clamp_logratio(x, cfg):
