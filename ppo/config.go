@@ -240,6 +240,19 @@ type Config struct {
 	// fraction of the valid tokens, those of highest entropy ("Beyond the
 	// 80/20 Rule", arXiv 2506.01939: 0.2). Needs Inputs.Entropy.
 	EntropyTopRatio float64
+	// RolloutIS is the level of the rollout importance weights (verl
+	// rollout_is): RolloutOff (default), RolloutToken or RolloutSequence;
+	// RolloutISThreshold truncates them (verl rollout_is_threshold; 0
+	// means 2). Needs Inputs.RolloutLogp.
+	RolloutIS          RolloutLevel
+	RolloutISThreshold float64
+	// RolloutRS is the level of rollout rejection (verl rollout_rs):
+	// RolloutOff (default), RolloutToken, RolloutSequence or
+	// RolloutGeometric, rejecting ratios outside [RolloutRSThresholdLower,
+	// RolloutRSThreshold] (verl rollout_rs_threshold, required, and
+	// rollout_rs_threshold_lower; 0 means 1/RolloutRSThreshold).
+	RolloutRS                                   RolloutLevel
+	RolloutRSThreshold, RolloutRSThresholdLower float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction
@@ -308,6 +321,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.validateEntropy(); err != nil {
+		return err
+	}
+	if err := c.validateRollout(); err != nil {
 		return err
 	}
 	return c.Reduction.validate("Config.")

@@ -76,6 +76,15 @@
 // keep their policy term ("Beyond the 80/20 Rule", arXiv 2506.01939), ties
 // to the lower flat index.
 //
+// # Rollout correction
+//
+// With Inputs.RolloutLogp the loss corrects for the inference engine's
+// log-probs as verl does (docs/spec.md#rollout-correction): truncated
+// importance weights min(e^ℓ, τ) per token or e^{Σℓ} per sequence
+// (Config.RolloutIS) multiply the policy term, and tokens or sequences whose
+// ratio leaves [lower, upper] are rejected from the mask (Config.RolloutRS),
+// ℓ = old_logp − rollout_logp; Stats.Rollout has the mismatch metrics.
+//
 // # Aggregation
 //
 // L[b,t] is reduced by Config.Mode, B′ being the sequences with at least one

@@ -14,6 +14,7 @@ const (
 	phaseLengths = iota
 	phaseLoss
 	phaseValue
+	phaseRollout
 )
 
 // Reasons a row stops early; the first bad row (in row order) is reported,
@@ -56,6 +57,10 @@ type policyJob[F tensor.Float] struct {
 	cands  []covCand
 	// keep marks the tokens top-ρ entropy masking keeps.
 	keep []bool
+	// rcMask and rcTW are the effective mask and token weights of a
+	// rollout-corrected call, rcRows its per-row sums.
+	rcMask, rcTW []F
+	rcRows       []rolloutAcc
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]
@@ -93,6 +98,8 @@ func (j *policyJob[F]) Run(b int) {
 		j.lengths[b] = countRow(j.in.Mask.Row(b))
 	case phaseValue:
 		j.valueRow(b)
+	case phaseRollout:
+		j.rolloutRow(b)
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
 		switch j.cfg.LossMode {

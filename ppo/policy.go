@@ -35,6 +35,11 @@ type Inputs[F tensor.Float] struct {
 	// Entropy is the per-token entropy of π_θ, computed by the trainer;
 	// required with Config.EntropyCoeff ≠ 0 or Config.EntropyTopRatio > 0.
 	Entropy tensor.Batch[F]
+	// RolloutLogp is log π of the inference engine that generated the
+	// tokens, when it differs from the trainer's OldLogp; with it the loss
+	// reports the mismatch (Stats.Rollout) and, per Config.RolloutIS and
+	// RolloutRS, corrects for it (docs/spec.md#rollout-correction).
+	RolloutLogp tensor.Batch[F]
 	// EntropyGrad, if given, is an output: PolicyLoss writes dLoss/dentropy
 	// there (−EntropyCoeff times the token's aggregation weight, 0 at mask-0
 	// positions), as it writes dLoss/dlogp to grad.
@@ -72,6 +77,9 @@ type Stats struct {
 	// Inputs.Entropy); EntropyKeptFrac the fraction of valid tokens whose
 	// policy term top-ρ masking kept (1 when off).
 	Entropy, EntropyKeptFrac float64
+	// Rollout are the rollout–trainer mismatch metrics (zero without
+	// Inputs.RolloutLogp).
+	Rollout RolloutStats
 }
 
 // Result is what PolicyLoss returns besides the gradient.
@@ -103,6 +111,24 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	defer putJob(j)
 	j.setup(grad, in, cfg)
 
+	var rollout RolloutStats
+	if j.rolloutActive() {
+		// Weights and rejections become the effective token weights and
+		// mask that the loss below reads.
+		j.prepareRollout()
+		j.phase = phaseRollout
+		parallel.Rows(j, in.Logp.B, in.Logp.T)
+		var err error
+		if rollout, err = j.rolloutStats(); err != nil {
+			return Result{}, fmt.Errorf("ppo: %w", err)
+		}
+		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask}
+		if cfg.RolloutIS != RolloutOff || !in.TokenWeights.IsZero() {
+			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW}
+		}
+		in = j.in
+	}
+
 	j.phase = phaseLengths
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
 	total := 0
@@ -123,7 +149,9 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 	}
 	j.phase = phaseLoss
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
-	return j.combine(total)
+	res, err := j.combine(total)
+	res.Rollout = rollout
+	return res, err
 }
 
 // useAVX2 selects the assembly kernel for float32 rows; tests turn it off to
@@ -171,6 +199,9 @@ func (in *Inputs[F]) validate(cfg Config, gradLen int) error {
 		return tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "required when Config.KLCoef = %v", cfg.KLCoef)
 	}
 	if err := in.validateEntropy(cfg); err != nil {
+		return err
+	}
+	if err := in.validateRollout(cfg); err != nil {
 		return err
 	}
 	if gradLen != shape.Size() {

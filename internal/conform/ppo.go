@@ -23,6 +23,7 @@ type PolicyLossRequest struct {
 	RefLogp      [][]float64 `json:"ref_logp"`
 	TokenWeights [][]float64 `json:"token_weights"`
 	Entropy      [][]float64 `json:"entropy"`
+	RolloutLogp  [][]float64 `json:"rollout_logp"`
 	Config       struct {
 		ClipLow       float64 `json:"clip_low"`
 		ClipHigh      float64 `json:"clip_high"`
@@ -50,6 +51,11 @@ type PolicyLossRequest struct {
 		PPOKLCoef             float64 `json:"ppo_kl_coef"`
 		EntropyCoeff          float64 `json:"entropy_coeff"`
 		EntropyTopRatio       float64 `json:"entropy_top_ratio"`
+		RolloutIS             *string `json:"rollout_is"`
+		RolloutISThreshold    float64 `json:"rollout_is_threshold"`
+		RolloutRS             *string `json:"rollout_rs"`
+		RolloutRSThreshold    float64 `json:"rollout_rs_threshold"`
+		RolloutRSThresholdLow float64 `json:"rollout_rs_threshold_lower"`
 	} `json:"config"`
 }
 
@@ -64,6 +70,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	c.LossMode, c.TauPos, c.TauNeg = "vanilla", ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
 	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, ppo.DefaultClipCovLow, ppo.DefaultClipCovHigh
 	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
+	c.RolloutISThreshold = ppo.DefaultRolloutISThreshold
 	if err := decode(raw, &req); err != nil {
 		return ppo.Inputs[float64]{}, ppo.Config{}, err
 	}
@@ -77,6 +84,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		RefLogp:      bs.optional("ref_logp", req.RefLogp),
 		TokenWeights: bs.optional("token_weights", req.TokenWeights),
 		Entropy:      bs.optional("entropy", req.Entropy),
+		RolloutLogp:  bs.optional("rollout_logp", req.RolloutLogp),
 	}
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
@@ -102,6 +110,10 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLCovCoef:             c.PPOKLCoef,
 		EntropyCoeff:          c.EntropyCoeff,
 		EntropyTopRatio:       c.EntropyTopRatio,
+		RolloutISThreshold:    c.RolloutISThreshold,
+		RolloutRSThreshold:    c.RolloutRSThreshold,
+
+		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {
@@ -118,6 +130,18 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	}
 	if cfg.LossMode, err = ppo.ParseLossMode(c.LossMode); err != nil {
 		return in, cfg, err
+	}
+	// verl's null (omitted) turns each correction off.
+	for _, l := range [...]struct {
+		name *string
+		dst  *ppo.RolloutLevel
+	}{{c.RolloutIS, &cfg.RolloutIS}, {c.RolloutRS, &cfg.RolloutRS}} {
+		if l.name == nil {
+			continue
+		}
+		if *l.dst, err = ppo.ParseRolloutLevel(*l.name); err != nil {
+			return in, cfg, err
+		}
 	}
 	return in, cfg, nil
 }

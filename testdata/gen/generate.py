@@ -140,7 +140,43 @@ def policy_cases(g):
             cfg["logratio_clamp"] = 0.0
         req["config"] = cfg
         cases.append(req)
-    return cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
+    return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
+            + policy_rollout_cases(Gen(104)))
+
+
+def policy_rollout_cases(g):
+    """Rollout correction: importance weights and rejection at every level,
+    with some rows whose rollout log-probs drift far from the trainer's."""
+    cases = []
+    for k in range(36):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.05, 0.3, 1.0])
+        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        if k % 3 != 2:
+            cfg["rollout_is"] = g.pick(["token", "sequence"])
+            cfg["rollout_is_threshold"] = g.pick([2.0, 1.2, 5.0])
+        if k % 3 != 0:
+            cfg["rollout_rs"] = g.pick(["token", "sequence", "geometric"])
+            cfg["rollout_rs_threshold"] = g.pick([1.5, 2.0, 10.0])
+            if g.r.random() < 0.4:
+                cfg["rollout_rs_threshold_lower"] = g.pick([0.1, 0.8])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["gspo", "cispo", "sapo"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if g.r.random() < 0.2:
+            req["prox_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["old_logp"]]
+        cases.append(req)
+    return cases
 
 
 def _policy_base(g, B, T):

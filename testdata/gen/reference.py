@@ -72,6 +72,8 @@ POLICY_DEFAULTS = {
     "clip_cov_ratio": 0.0002, "clip_cov_lb": 1.0, "clip_cov_ub": 5.0, "clip_cov_seed": 0,
     "kl_cov_ratio": 0.0002, "ppo_kl_coef": 0.1,
     "entropy_coeff": 0.0, "entropy_top_ratio": 0.0,
+    "rollout_is": None, "rollout_is_threshold": 2.0,
+    "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
 }
 
 
@@ -141,9 +143,13 @@ def policy_loss(req):
     adv = torch.where(keep, adv, torch.zeros_like(adv))
     base = old
     weight = torch.ones_like(old)
+    if "rollout_logp" in req:
+        rollout = torch.where(keep, _t(req["rollout_logp"]), torch.zeros_like(old))
+        is_w, mask = _rollout_correction(old - rollout, mask, cfg)
+        weight = is_w  # the behaviour weight below multiplies it
     if "prox_logp" in req:
         prox = torch.where(keep, _t(req["prox_logp"]), torch.zeros_like(old))
-        weight = _behave_weight(prox, old, cfg)
+        weight = weight * _behave_weight(prox, old, cfg)
         base = prox
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
@@ -178,6 +184,36 @@ def policy_loss(req):
     if entropy is not None:
         out["entropy_grad"] = _rows(entropy.grad * mask)
     return out
+
+
+def _rollout_correction(log_ratio, mask, cfg):
+    """verl's rollout correction (docs/spec.md#rollout-correction): the
+    truncated importance weights (constants) and the mask with rejected
+    tokens removed, log-ratios clamped to +-20 before exp."""
+    safe = lambda x: torch.exp(torch.clamp(x, -20.0, 20.0))
+    lengths = mask.sum(dim=1, keepdim=True)
+    seq_sum = (log_ratio * mask).sum(dim=1, keepdim=True)
+    weight = torch.ones_like(log_ratio)
+    if cfg["rollout_is"] == "token":
+        weight = torch.clamp(safe(log_ratio), max=cfg["rollout_is_threshold"])
+    elif cfg["rollout_is"] == "sequence":
+        weight = torch.clamp(safe(seq_sum), max=cfg["rollout_is_threshold"]).expand_as(log_ratio)
+    elif cfg["rollout_is"] is not None:
+        raise ValueError("unknown rollout_is " + cfg["rollout_is"])
+    rs = cfg["rollout_rs"]
+    if rs is not None:
+        upper = cfg["rollout_rs_threshold"]
+        lower = cfg["rollout_rs_threshold_lower"] or 1.0 / upper
+        if rs == "token":
+            ratio = safe(log_ratio)
+        elif rs == "sequence":
+            ratio = safe(seq_sum).expand_as(log_ratio)
+        elif rs == "geometric":
+            ratio = safe(seq_sum / torch.clamp(lengths, min=1.0)).expand_as(log_ratio)
+        else:
+            raise ValueError("unknown rollout_rs " + rs)
+        mask = mask * ((ratio >= lower) & (ratio <= upper)).double()
+    return weight.detach(), mask
 
 
 def _top_entropy(entropy, mask, rho):
