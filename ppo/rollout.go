@@ -168,22 +168,38 @@ func (j *policyJob[F]) rolloutRow(b int) {
 		tw = in.TokenWeights.Row(b)
 	}
 	cfg := &j.cfg
-	for t := range old {
-		if mask[t] != 1 {
-			continue
+	// Pass 1, a block at a time: validate, sum, and exponentiate the
+	// clamped log-ratios together (kernel.ExpSlice for float32 storage).
+	var buf [block]float64
+	for start := 0; start < len(old); start += block {
+		n := min(block, len(old)-start)
+		for i := range n {
+			t := start + i
+			buf[i] = 0
+			if mask[t] != 1 {
+				continue
+			}
+			o, r := float64(old[t]), float64(roll[t])
+			if (o+r)-(o+r) != 0 {
+				acc.bad, acc.badCol = badInput, t
+				return
+			}
+			l := o - r
+			acc.n++
+			acc.diff -= l
+			acc.oldSum += o
+			acc.rollSum += r
+			ls := min(max(l, -rolloutSafety), rolloutSafety)
+			acc.k3 -= ls + 1
+			buf[i] = ls
 		}
-		o, r := float64(old[t]), float64(roll[t])
-		if (o+r)-(o+r) != 0 {
-			acc.bad, acc.badCol = badInput, t
-			return
+		j.expSlice(buf[:n], buf[:n])
+		for i := range n {
+			if mask[start+i] == 1 {
+				acc.k3 += buf[i]
+				etw[start+i] = F(buf[i]) // e^ℓ, kept for the weights and rejection below
+			}
 		}
-		l := o - r
-		acc.n++
-		acc.diff -= l
-		acc.oldSum += o
-		acc.rollSum += r
-		ls := min(max(l, -rolloutSafety), rolloutSafety)
-		acc.k3 += math.Exp(ls) - ls - 1
 	}
 	upper, lower := cfg.RolloutRSThreshold, cfg.RolloutRSThresholdLower
 	if lower == 0 && upper > 0 {
@@ -194,7 +210,7 @@ func (j *policyJob[F]) rolloutRow(b int) {
 		isMax = DefaultRolloutISThreshold
 	}
 	seqSum := -acc.diff // Σ ℓ
-	seqW := func(l float64) float64 { return math.Exp(min(max(l, -rolloutSafety), rolloutSafety)) }
+	seqW := func(l float64) float64 { return j.exp(min(max(l, -rolloutSafety), rolloutSafety)) }
 	seqRejected := false
 	switch cfg.RolloutRS {
 	case RolloutSequence:
@@ -225,10 +241,10 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			etw[t] = F(w)
 			continue // padding, or a bad mask value left for the mask check
 		}
-		l := float64(old[t]) - float64(roll[t])
+		e := float64(etw[t]) // e^ℓ, clamped, from the first pass
 		switch cfg.RolloutIS {
 		case RolloutToken:
-			x := seqW(l)
+			x := e
 			if x > isMax {
 				x = isMax
 				acc.truncated++
@@ -242,8 +258,7 @@ func (j *policyJob[F]) rolloutRow(b int) {
 		etw[t] = F(w)
 		reject := seqRejected
 		if cfg.RolloutRS == RolloutToken {
-			x := seqW(l)
-			reject = !(x >= lower && x <= upper)
+			reject = !(e >= lower && e <= upper)
 		}
 		if reject {
 			em[t] = 0
