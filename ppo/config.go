@@ -253,6 +253,12 @@ type Config struct {
 	// rollout_rs_threshold_lower; 0 means 1/RolloutRSThreshold).
 	RolloutRS                                   RolloutLevel
 	RolloutRSThreshold, RolloutRSThresholdLower float64
+	// OffPolicySeqMaskKL, when > 0, is δ of off-policy sequence masking
+	// (DeepSeek-V3.2, arXiv 2512.02556, §3.1): a sequence with negative mean
+	// advantage whose mean
+	// log(π_sample/π_θ) exceeds δ loses its policy term; π_sample is
+	// Inputs.RolloutLogp when given, OldLogp otherwise.
+	OffPolicySeqMaskKL float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction

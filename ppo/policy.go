@@ -122,8 +122,11 @@ func PolicyLoss[F tensor.Float](grad []F, in Inputs[F], cfg Config) (Result, err
 		if rollout, err = j.rolloutStats(); err != nil {
 			return Result{}, fmt.Errorf("ppo: %w", err)
 		}
+		if in.RolloutLogp.IsZero() { // off-policy masking alone
+			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
+		}
 		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask}
-		if cfg.RolloutIS != RolloutOff || !in.TokenWeights.IsZero() {
+		if cfg.RolloutIS != RolloutOff || cfg.OffPolicySeqMaskKL > 0 || !in.TokenWeights.IsZero() {
 			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW}
 		}
 		in = j.in

@@ -90,6 +90,10 @@ func (c Config) validateRollout() error {
 		return bad("RolloutRSThresholdLower", "%v, want 0 (1/RolloutRSThreshold) or a number in (0, RolloutRSThreshold]", c.RolloutRSThresholdLower)
 	case c.RolloutIS != RolloutOff && c.LossMode == GeoMean:
 		return bad("RolloutIS", "not defined for loss mode geo_mean, whose loss is per sequence")
+	case !(c.OffPolicySeqMaskKL >= 0) || math.IsInf(c.OffPolicySeqMaskKL, 1):
+		return bad("OffPolicySeqMaskKL", "%v, want 0 (off) or a finite number > 0", c.OffPolicySeqMaskKL)
+	case c.OffPolicySeqMaskKL > 0 && c.LossMode == GeoMean:
+		return bad("OffPolicySeqMaskKL", "not defined for loss mode geo_mean, whose loss is per sequence")
 	}
 	return nil
 }
@@ -124,6 +128,9 @@ type RolloutStats struct {
 	// rollout_rs_masked_fraction); RSSeqMaskedFrac the fraction of
 	// sequences with a rejected token (rollout_rs_seq_masked_fraction).
 	RSMaskedFrac, RSSeqMaskedFrac float64
+	// OffPolicyMaskedFrac is the fraction of sequences off-policy sequence
+	// masking dropped (Config.OffPolicySeqMaskKL).
+	OffPolicyMaskedFrac float64
 }
 
 // rolloutAcc is one row's rollout sums.
@@ -133,11 +140,15 @@ type rolloutAcc struct {
 	weights                   float64
 	truncated, rejected       int
 	bad, badCol               int
-	_                         [5]int64
+	offMasked                 int
+	_                         [5]int64 // 128 bytes
 }
 
-// rolloutActive reports whether the call corrects for the rollout engine.
-func (j *policyJob[F]) rolloutActive() bool { return !j.in.RolloutLogp.IsZero() }
+// rolloutActive reports whether the call runs the pre-pass: to correct for
+// the rollout engine, or to mask off-policy sequences.
+func (j *policyJob[F]) rolloutActive() bool {
+	return !j.in.RolloutLogp.IsZero() || j.cfg.OffPolicySeqMaskKL > 0
+}
 
 // prepareRollout allocates the scratch of the rollout pass (once per size).
 func (j *policyJob[F]) prepareRollout() {
@@ -161,7 +172,11 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	*acc = rolloutAcc{}
 	in := &j.in
 	T := in.Logp.T
-	old, roll, mask := in.OldLogp.Row(b), in.RolloutLogp.Row(b), in.Mask.Row(b)
+	old, mask := in.OldLogp.Row(b), in.Mask.Row(b)
+	roll := old // the sampling policy's log-probs
+	if !in.RolloutLogp.IsZero() {
+		roll = in.RolloutLogp.Row(b)
+	}
 	em, etw := j.rcMask[b*T:(b+1)*T], j.rcTW[b*T:(b+1)*T]
 	var tw []F
 	if !in.TokenWeights.IsZero() {
@@ -265,12 +280,45 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			acc.rejected++
 		}
 	}
+	if cfg.OffPolicySeqMaskKL > 0 && acc.n > 0 {
+		j.offPolicyMask(b, roll, etw)
+	}
+}
+
+// offPolicyMask is off-policy sequence masking ("DeepSeek-V3.2: Pushing the
+// Frontier of Open Large Language Models", arXiv 2512.02556, §3.1): a
+// sequence whose mean advantage is negative and whose mean
+// log(π_sample/π_θ) exceeds δ = Config.OffPolicySeqMaskKL loses its policy
+// term (weight 0; it stays in the denominators). π_sample is the rollout
+// engine when Inputs.RolloutLogp is given, OldLogp otherwise. The decision
+// is a constant of logp.
+func (j *policyJob[F]) offPolicyMask(b int, roll, etw []F) {
+	in := &j.in
+	lp, adv, mask := in.Logp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
+	var kl, a float64
+	n := 0
+	for t, m := range mask {
+		if m == 1 {
+			kl += float64(roll[t]) - float64(lp[t])
+			a += float64(adv[t])
+			n++
+		}
+	}
+	if !(a < 0 && kl/float64(n) > j.cfg.OffPolicySeqMaskKL) {
+		return
+	}
+	j.rcRows[b].offMasked = 1
+	for t, m := range mask {
+		if m == 1 {
+			etw[t] = 0
+		}
+	}
 }
 
 // rolloutStats combines the rows' sums.
 func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 	var s RolloutStats
-	var tokens, seqs, rejectedSeqs, truncated, rejected int
+	var tokens, seqs, rejectedSeqs, truncated, rejected, offMasked int
 	var diff, k3, weights, trainPPL, rollPPL, ratio float64
 	for b := range j.rcRows {
 		acc := &j.rcRows[b]
@@ -291,6 +339,7 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 		if acc.rejected > 0 {
 			rejectedSeqs++
 		}
+		offMasked += acc.offMasked
 		trainPPL += math.Exp(-acc.oldSum / n)
 		rollPPL += math.Exp(-acc.rollSum / n)
 		ratio += math.Exp((acc.rollSum - acc.oldSum) / n)
@@ -302,6 +351,7 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 	s.KL, s.K3KL = diff/nt, k3/nt
 	s.TrainingPPL, s.RolloutPPL, s.PPLRatio = trainPPL/ns, rollPPL/ns, ratio/ns
 	s.RSMaskedFrac, s.RSSeqMaskedFrac = float64(rejected)/nt, float64(rejectedSeqs)/ns
+	s.OffPolicyMaskedFrac = float64(offMasked) / ns
 	switch j.cfg.RolloutIS {
 	case RolloutToken:
 		s.ISMean, s.ISTruncatedFrac = weights/nt, float64(truncated)/nt

@@ -53,6 +53,7 @@ func rolloutConfigs() map[string]func(*ppo.Config) {
 		"is token+rs geomean": func(c *ppo.Config) {
 			c.RolloutIS, c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutToken, ppo.RolloutGeometric, 1.3
 		},
+		"off-policy mask": func(c *ppo.Config) { c.OffPolicySeqMaskKL = 0.001 },
 	}
 }
 
@@ -68,11 +69,19 @@ func TestRolloutGradients(t *testing.T) {
 				cfg := ppo.DefaultConfig()
 				cfg.Mode, cfg.KLCoef = agg, 0.05
 				set(&cfg)
+				if cfg.OffPolicySeqMaskKL > 0 {
+					for i, a := range in.Advantages.Data {
+						in.Advantages.Data[i] = -math.Abs(a) // every row a candidate
+					}
+				}
 				grad := make([]float64, in.Logp.Size())
 				res, err := ppo.PolicyLoss(grad, in, cfg)
 				require.NoError(t, err)
 				if cfg.RolloutIS != ppo.RolloutOff {
 					assert.NotZero(t, res.Rollout.ISTruncatedFrac, "no weight truncated: the case does not exercise it")
+				}
+				if cfg.OffPolicySeqMaskKL > 0 {
+					assert.NotZero(t, res.Rollout.OffPolicyMaskedFrac, "no sequence masked: the case does not exercise it")
 				}
 				if cfg.RolloutRS != ppo.RolloutOff {
 					assert.NotZero(t, res.Rollout.RSMaskedFrac, "nothing rejected: the case does not exercise it")
@@ -225,3 +234,40 @@ func TestRolloutAllocatesNothing(t *testing.T) {
 		assert.Zero(t, allocs, "%v", mode)
 	}
 }
+
+// TestOffPolicySequenceMasking: row 0 has a negative advantage and a mean
+// log(π_sample/π_θ) of 0.5 > δ = 0.3: its policy term goes, its tokens stay
+// in the token-mean denominator. Row 1 drifts as far with A > 0 and stays.
+// With rollout log-probs the drift is measured against them instead.
+func TestOffPolicySequenceMasking(t *testing.T) {
+	mk := func(v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](2, 2)
+		copy(b.Data, v)
+		return b
+	}
+	in := ppo.Inputs[float64]{Logp: mk(-1.5, -1.5, -1.5, -1.5), OldLogp: mk(-1, -1, -1, -1), Advantages: mk(-1, -1, 1, 1),
+		Mask: mk(1, 1, 1, 1)}
+	cfg := ppo.DefaultConfig()
+	cfg.ClipLow, cfg.OffPolicySeqMaskKL = 0.9, 0.3
+	g := make([]float64, 4)
+	res, err := ppo.PolicyLoss(g, in, cfg)
+	require.NoError(t, err)
+	r := math.Exp(-0.5)
+	assert.InDeltaSlice(t, []float64{0, 0, -r / 4, -r / 4}, g, 1e-15)
+	assert.Equal(t, 0.5, res.Rollout.OffPolicyMaskedFrac)
+	assert.Equal(t, 4, res.Tokens)
+	assert.Zero(t, res.Rollout.KL, "no rollout log-probs, no mismatch metrics")
+
+	in.RolloutLogp = mk(-1.5, -1.5, -1.5, -1.5) // the sampler agrees with π_θ: nothing drifted
+	res, err = ppo.PolicyLoss(g, in, cfg)
+	require.NoError(t, err)
+	assert.Zero(t, res.Rollout.OffPolicyMaskedFrac)
+	assert.InDelta(t, r/4, g[0], 1e-15)
+
+	in.RolloutLogp = nil0(in.RolloutLogp)
+	cfg.OffPolicySeqMaskKL = -1
+	_, err = ppo.PolicyLoss(g, in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrRange)
+}
+
+func nil0(tensor.Batch[float64]) tensor.Batch[float64] { return tensor.Batch[float64]{} }

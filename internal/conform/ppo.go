@@ -56,6 +56,7 @@ type PolicyLossRequest struct {
 		RolloutRS             *string `json:"rollout_rs"`
 		RolloutRSThreshold    float64 `json:"rollout_rs_threshold"`
 		RolloutRSThresholdLow float64 `json:"rollout_rs_threshold_lower"`
+		OffPolicySeqMaskKL    float64 `json:"offpolicy_seq_mask_kl"`
 	} `json:"config"`
 }
 
@@ -114,6 +115,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		RolloutRSThreshold:    c.RolloutRSThreshold,
 
 		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
+		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {

@@ -176,6 +176,20 @@ def policy_rollout_cases(g):
         if g.r.random() < 0.2:
             req["prox_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["old_logp"]]
         cases.append(req)
+    for k in range(20):
+        # Off-policy sequence masking, with and without rollout log-probs.
+        B, T = g.pick([(1, 1), (3, 1)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["offpolicy_seq_mask_kl"] = g.pick([0.001, 0.05, 0.2])
+        if k % 2:
+            req["rollout_logp"] = [[num(x + g.u(-0.5, 0.5)) for x in row] for row in req["old_logp"]]
+            if g.r.random() < 0.5:
+                cfg["rollout_is"] = "token"
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "gspo"])
+        cases.append(req)
     return cases
 
 

@@ -74,6 +74,7 @@ POLICY_DEFAULTS = {
     "entropy_coeff": 0.0, "entropy_top_ratio": 0.0,
     "rollout_is": None, "rollout_is_threshold": 2.0,
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
+    "offpolicy_seq_mask_kl": 0.0,
 }
 
 
@@ -153,6 +154,9 @@ def policy_loss(req):
         base = prox
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
+    if cfg["offpolicy_seq_mask_kl"] > 0:
+        sample = rollout if "rollout_logp" in req else old
+        weight = weight * _offpolicy_keep(sample, lp.detach(), adv, mask, cfg["offpolicy_seq_mask_kl"])
     entropy = None
     if "entropy" in req:
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
@@ -214,6 +218,17 @@ def _rollout_correction(log_ratio, mask, cfg):
             raise ValueError("unknown rollout_rs " + rs)
         mask = mask * ((ratio >= lower) & (ratio <= upper)).double()
     return weight.detach(), mask
+
+
+def _offpolicy_keep(sample, lp, adv, mask, delta):
+    """DeepSeek-V3.2's off-policy sequence mask (docs/spec.md#rollout-correction):
+    0 on the rows whose mean advantage is negative and whose mean
+    log(pi_sample / pi_theta) exceeds delta, 1 elsewhere; a constant."""
+    n = mask.sum(dim=1, keepdim=True)
+    a = (adv * mask).sum(dim=1, keepdim=True)
+    kl = ((sample - lp) * mask).sum(dim=1, keepdim=True) / torch.clamp(n, min=1.0)
+    drop = (n > 0) & (a < 0) & (kl > delta)
+    return torch.where(drop, torch.zeros_like(kl), torch.ones_like(kl)).expand_as(lp)
 
 
 def _top_entropy(entropy, mask, rho):
