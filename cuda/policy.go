@@ -59,6 +59,9 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	case cfg.RolloutIS != ppo.RolloutOff || cfg.RolloutRS != ppo.RolloutOff:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.RolloutIS", nil,
 			"rollout correction is not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.OffPolicySeqMaskKL > 0 || cfg.NormWithoutSeqs:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"off-policy sequence masking and NormWithoutSeqs are not implemented by the device kernels; use ppo.PolicyLoss"))
 	case cfg.LogRatioClampHighOnly:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
 			"not implemented by the device kernels; use ppo.PolicyLoss"))

@@ -177,6 +177,9 @@ type Reduction struct {
 	// SeqCount, when > 0, replaces B′ (the local number of sequences with a
 	// valid token) in the seq-mean modes, for the same reason.
 	SeqCount float64
+	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
+	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
+	NormWithoutSeqs bool
 }
 
 func (r Reduction) validate(prefix string) error {

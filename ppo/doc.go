@@ -102,6 +102,12 @@
 // add up exactly to the whole batch's, which is what gradient accumulation
 // needs and what the Python frameworks get wrong by default.
 //
+// # Peer presets
+//
+// VerlDefaults and TRLDefaults reproduce verl's actor and TRL's GRPOTrainer
+// defaults (docs/spec.md#peer-presets); Result.Metrics names the statistics
+// as verl logs them.
+//
 // # Critic
 //
 // ValueLoss is ½·agg(max((v−R)², (clip(v, v_old−c, v_old+c) − R)²)) with

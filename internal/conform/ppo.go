@@ -2,6 +2,7 @@ package conform
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
@@ -14,7 +15,11 @@ func init() {
 
 // PolicyLossRequest is the body of a policy_loss request.
 type PolicyLossRequest struct {
-	Op           string      `json:"op"`
+	Op string `json:"op"`
+	// Preset, "verl" or "trl", is the base configuration that omitted
+	// config fields take their values from (ppo.VerlDefaults,
+	// ppo.TRLDefaults); omitted, ppo.DefaultConfig.
+	Preset       string      `json:"preset"`
 	Logp         [][]float64 `json:"logp"`
 	OldLogp      [][]float64 `json:"old_logp"`
 	Mask         [][]float64 `json:"mask"`
@@ -57,6 +62,7 @@ type PolicyLossRequest struct {
 		RolloutRSThreshold    float64 `json:"rollout_rs_threshold"`
 		RolloutRSThresholdLow float64 `json:"rollout_rs_threshold_lower"`
 		OffPolicySeqMaskKL    float64 `json:"offpolicy_seq_mask_kl"`
+		AggNormWithoutSeqs    bool    `json:"agg_norm_without_seqs"`
 	} `json:"config"`
 }
 
@@ -64,12 +70,27 @@ type PolicyLossRequest struct {
 // and configuration, with docs/conformance.md's defaults for omitted fields.
 func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, error) {
 	var req PolicyLossRequest
+	var head struct {
+		Preset string `json:"preset"`
+	}
+	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
+	base := ppo.DefaultConfig()
+	switch head.Preset {
+	case "":
+	case "verl":
+		base = ppo.VerlDefaults()
+	case "trl":
+		base = ppo.TRLDefaults()
+	default:
+		return ppo.Inputs[float64]{}, ppo.Config{}, fmt.Errorf("request: unknown preset %q (want \"verl\" or \"trl\")", head.Preset)
+	}
 	c := &req.Config
-	c.ClipLow, c.ClipHigh, c.LogRatioClamp = 0.2, 0.2, 20
-	c.RatioLevel, c.Agg, c.KLEstimator = "token", "token-mean", "k3"
-	c.BehaveCap, c.BehaveCapMode = 5, "truncate"
-	c.LossMode, c.TauPos, c.TauNeg = "vanilla", ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
-	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, ppo.DefaultClipCovLow, ppo.DefaultClipCovHigh
+	c.ClipLow, c.ClipHigh, c.DualClip, c.LogRatioClamp = base.ClipLow, base.ClipHigh, base.DualClip, base.LogRatioClamp
+	c.RatioLevel, c.Agg, c.KLEstimator = base.RatioLevel.String(), base.Mode.String(), base.KLEstimator.String()
+	c.KLCoef, c.KLClamp, c.AggNorm, c.AggNormWithoutSeqs = base.KLCoef, base.KLClamp, base.Norm, base.NormWithoutSeqs
+	c.BehaveCap, c.BehaveCapMode = base.BehaveCap, base.BehaveCapMode.String()
+	c.LossMode, c.TauPos, c.TauNeg = base.LossMode.String(), ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
+	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, base.ClipCovLow, base.ClipCovHigh
 	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
 	c.RolloutISThreshold = ppo.DefaultRolloutISThreshold
 	if err := decode(raw, &req); err != nil {
@@ -98,7 +119,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLCoef:        c.KLCoef,
 		KLClamp:       c.KLClamp,
 		BehaveCap:     c.BehaveCap,
-		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount},
+		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, NormWithoutSeqs: c.AggNormWithoutSeqs},
 
 		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
 		SAPOTauPos:            c.TauPos,
@@ -160,6 +181,8 @@ type PolicyLossResponse struct {
 		DualClipFrac float64 `json:"dual_clip_frac"`
 		ApproxKL     float64 `json:"approx_kl"`
 		KL           float64 `json:"kl"`
+		// Metrics are the statistics under verl's names (ppo.Result.Metrics).
+		Metrics map[string]float64 `json:"metrics"`
 	} `json:"stats"`
 }
 
@@ -184,6 +207,7 @@ func policyLoss(raw json.RawMessage) (any, error) {
 	s := &out.Stats
 	s.ClipFracHigh, s.ClipFracLow, s.DualClipFrac = res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac
 	s.ApproxKL, s.KL = res.ApproxKL, res.KL
+	s.Metrics = res.Metrics()
 	return out, nil
 }
 

@@ -141,7 +141,33 @@ def policy_cases(g):
         req["config"] = cfg
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
-            + policy_rollout_cases(Gen(104)))
+            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)))
+
+
+def policy_preset_cases(g):
+    """The verl and TRL presets, alone and with fields over them, and
+    verl's seq-mean-token-sum-norm (agg_norm_without_seqs)."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (3, 1)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        req["preset"] = ["verl", "trl", ""][k % 3]
+        if not req["preset"]:
+            del req["preset"]
+            req["config"]["agg_norm_without_seqs"] = True
+        cfg = req["config"]
+        cfg["agg"] = g.pick(AGGS)
+        if g.r.random() < 0.5:
+            req["ref_logp"] = [[num(x + g.u(-12, 12)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = g.pick([0.001, 0.04])
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 1.5]))
+        if g.r.random() < 0.2:
+            cfg["dual_clip"] = 0.0
+        cases.append(req)
+    return cases
 
 
 def policy_rollout_cases(g):

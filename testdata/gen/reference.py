@@ -27,7 +27,7 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, seq_count=0.0):
+def _row_coef(mask, mode, norm, token_count, seq_count=0.0, norm_without_seqs=False):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
     lengths = mask.sum(dim=1)
@@ -49,7 +49,7 @@ def _row_coef(mask, mode, norm, token_count, seq_count=0.0):
             coef[b] = 1.0 / bprime
         elif mode == "seq-mean-token-sum-norm":
             c = norm if norm > 0 else float(T)
-            coef[b] = 1.0 / (bprime * c)
+            coef[b] = 1.0 / c if norm_without_seqs else 1.0 / (bprime * c)
         elif mode == "token-sum":
             coef[b] = 1.0
         else:
@@ -74,7 +74,16 @@ POLICY_DEFAULTS = {
     "entropy_coeff": 0.0, "entropy_top_ratio": 0.0,
     "rollout_is": None, "rollout_is_threshold": 2.0,
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
-    "offpolicy_seq_mask_kl": 0.0,
+    "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
+}
+
+
+# The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
+# verl dual-clips at 3, takes low_var_kl, and divides seq-mean-token-sum-norm
+# by T alone; TRL exponentiates the raw log-ratio.
+POLICY_PRESETS = {
+    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "agg_norm_without_seqs": True},
+    "trl": {"logratio_clamp": 0.0},
 }
 
 
@@ -132,6 +141,7 @@ def _behave_weight(prox, old, cfg):
 
 def policy_loss(req):
     cfg = dict(POLICY_DEFAULTS)
+    cfg.update(POLICY_PRESETS.get(req.get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     mask = _t(req["mask"])
     logp = _t(req["logp"]).requires_grad_(True)
@@ -162,7 +172,8 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
-    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"])
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
+                     norm_without_seqs=cfg["agg_norm_without_seqs"])
     delta = lp - base
     mode = cfg["loss_mode"]
     if mode != "vanilla":
