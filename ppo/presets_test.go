@@ -82,3 +82,23 @@ func TestTRLDefaultsReproducesTRL(t *testing.T) {
 	require.NoError(t, err)
 	assert.InEpsilon(t, 1.5+0.04*(math.Exp(12)-13)/2, res.Loss, 1e-14)
 }
+
+// TestNormWithoutSeqsMicroBatchesAddUp: verl's seq-mean-token-sum-norm has
+// no count in it, so micro-batches add up without any global count.
+func TestNormWithoutSeqsMicroBatchesAddUp(t *testing.T) {
+	in := randomInputs(batchSpec{b: 7, t: 12, ref: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 121})
+	cfg := ppo.VerlDefaults()
+	cfg.Mode, cfg.KLCoef = ppo.SeqMeanTokenSumNorm, 0.01
+	whole := make([]float64, in.Logp.Size())
+	res, err := ppo.PolicyLoss(whole, in, cfg)
+	require.NoError(t, err)
+	parts := make([]float64, in.Logp.Size())
+	var sum float64
+	for _, cut := range [][2]int{{0, 2}, {2, 7}} {
+		r, err := ppo.PolicyLoss(parts[cut[0]*12:cut[1]*12], sliceInputs(in, cut[0], cut[1]), cfg)
+		require.NoError(t, err)
+		sum += r.Loss
+	}
+	assert.InDelta(t, res.Loss, sum, 1e-14)
+	assert.InDeltaSlice(t, whole, parts, 1e-15)
+}
