@@ -5,7 +5,8 @@ package ppo
 // Config: clip_ratio 0.2 both ways, dual clip at clip_ratio_c = 3 (verl
 // always applies it), the log-ratio clamped to ±20, token-mean, the KL
 // loss off (use_kl_loss false; kl_loss_type low_var_kl, clamped at 10,
-// if a coefficient is set — verl's kl_loss_coef is 0.001), entropy_coeff 0,
+// if a coefficient is set — verl's kl_loss_coef is 0.001; KLClamp 10, as
+// verl clamps its "k3" and "k3+" values at 10 too), entropy_coeff 0,
 // loss_mode vanilla, SAPO's τ 1 and 1.05, Clip-Cov's bounds 1 and 5, and
 // seq-mean-token-sum-norm dividing by the constant alone, as verl's
 // agg_loss does (rlpost's default divides by B′·C).
@@ -19,6 +20,7 @@ func VerlDefaults() Config {
 	c := DefaultConfig()
 	c.DualClip = 3
 	c.KLEstimator = LowVarKL
+	c.KLClamp = 10 // verl clamps k3, low_var_kl and k3+'s value alike
 	c.NormWithoutSeqs = true
 	return c
 }

@@ -160,6 +160,8 @@ def policy_preset_cases(g):
         if g.r.random() < 0.5:
             req["ref_logp"] = [[num(x + g.u(-12, 12)) for x in row] for row in req["logp"]]
             cfg["kl_coef"] = g.pick([0.001, 0.04])
+            if g.r.random() < 0.5:
+                cfg["kl_estimator"] = g.pick(["k3", "k3+", "k1"])
         if g.r.random() < 0.3:
             b, t = g.r.randrange(B), g.r.randrange(T)
             req["mask"][b][t] = 1

@@ -82,7 +82,7 @@ POLICY_DEFAULTS = {
 # verl dual-clips at 3, takes low_var_kl, and divides seq-mean-token-sum-norm
 # by T alone; TRL exponentiates the raw log-ratio.
 POLICY_PRESETS = {
-    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "agg_norm_without_seqs": True},
+    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True},
     "trl": {"logratio_clamp": 0.0},
 }
 
