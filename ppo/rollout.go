@@ -185,7 +185,10 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	cfg := &j.cfg
 	// Pass 1, a block at a time: validate, sum, and exponentiate the
 	// clamped log-ratios together (kernel.ExpSlice for float32 storage).
+	// The sums live in locals, not in *acc, so that they stay in registers.
 	var buf [block]float64
+	var count int
+	var diff, oldSum, rollSum, k3 float64
 	for start := 0; start < len(old); start += block {
 		n := min(block, len(old)-start)
 		for i := range n {
@@ -200,22 +203,23 @@ func (j *policyJob[F]) rolloutRow(b int) {
 				return
 			}
 			l := o - r
-			acc.n++
-			acc.diff -= l
-			acc.oldSum += o
-			acc.rollSum += r
+			count++
+			diff -= l
+			oldSum += o
+			rollSum += r
 			ls := min(max(l, -rolloutSafety), rolloutSafety)
-			acc.k3 -= ls + 1
+			k3 -= ls + 1
 			buf[i] = ls
 		}
 		j.expSlice(buf[:n], buf[:n])
 		for i := range n {
 			if mask[start+i] == 1 {
-				acc.k3 += buf[i]
+				k3 += buf[i]
 				etw[start+i] = F(buf[i]) // e^ℓ, kept for the weights and rejection below
 			}
 		}
 	}
+	acc.n, acc.diff, acc.oldSum, acc.rollSum, acc.k3 = count, diff, oldSum, rollSum, k3
 	upper, lower := cfg.RolloutRSThreshold, cfg.RolloutRSThresholdLower
 	if lower == 0 && upper > 0 {
 		lower = 1 / upper
@@ -245,6 +249,8 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			acc.truncated = 1
 		}
 	}
+	var weights float64
+	var truncated, rejected int
 	for t := range old {
 		m := mask[t]
 		em[t] = m
@@ -262,12 +268,12 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			x := e
 			if x > isMax {
 				x = isMax
-				acc.truncated++
+				truncated++
 			}
-			acc.weights += x
+			weights += x
 			w *= x
 		case RolloutSequence:
-			acc.weights += seqIS
+			weights += seqIS
 			w *= seqIS
 		}
 		etw[t] = F(w)
@@ -277,9 +283,10 @@ func (j *policyJob[F]) rolloutRow(b int) {
 		}
 		if reject {
 			em[t] = 0
-			acc.rejected++
+			rejected++
 		}
 	}
+	acc.weights, acc.truncated, acc.rejected = weights, acc.truncated+truncated, rejected
 	if cfg.OffPolicySeqMaskKL > 0 && acc.n > 0 {
 		j.offPolicyMask(b, roll, etw)
 	}
