@@ -46,6 +46,26 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
+	switch {
+	case cfg.KLEstimator > ppo.K3:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.KLEstimator", nil,
+			"%v is not implemented by the device kernels (k1, k2, k3 are); use ppo.PolicyLoss", cfg.KLEstimator))
+	case cfg.LossMode != ppo.Vanilla:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LossMode", nil,
+			"%v is not implemented by the device kernels (vanilla is, with RatioLevel for GSPO); use ppo.PolicyLoss", cfg.LossMode))
+	case cfg.EntropyCoeff != 0 || cfg.EntropyTopRatio > 0:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.EntropyCoeff", nil,
+			"entropy terms are not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.RolloutIS != ppo.RolloutOff || cfg.RolloutRS != ppo.RolloutOff:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.RolloutIS", nil,
+			"rollout correction is not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.OffPolicySeqMaskKL > 0 || cfg.NormWithoutSeqs:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"off-policy sequence masking and NormWithoutSeqs are not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.LogRatioClampHighOnly:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
+			"not implemented by the device kernels; use ppo.PolicyLoss"))
+	}
 	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
 	return out.res, err
 }

@@ -43,7 +43,9 @@ func rowWeights(coef []float64, lengths []int, total, t int, r Reduction) error 
 		if norm == 0 {
 			norm = float64(t)
 		}
-		if bPrime > 0 && norm > 0 {
+		if r.NormWithoutSeqs {
+			c = 1 / norm
+		} else if bPrime > 0 && norm > 0 {
 			c = 1 / (bPrime * norm)
 		}
 	case TokenSum:

@@ -80,42 +80,53 @@ func ParseRatioLevel(s string) (RatioLevel, error) {
 }
 
 // KLEstimator is the per-token estimator of KL(π_θ‖π_ref) with
-// x = logp − ref_logp (Schulman's k1, k2, k3).
+// x = logp − ref_logp (Schulman's k1, k2, k3, and verl's variants of them;
+// docs/spec.md#kl-to-a-reference-policy).
 type KLEstimator int
 
 const (
-	// K1: x; gradient 1 (verl "kl").
+	// K1: x; gradient 1 (verl "k1", alias "kl").
 	K1 KLEstimator = iota
-	// K2: x²/2; gradient x (verl "mse").
+	// K2: x²/2; gradient x (verl "k2", alias "mse").
 	K2
-	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (verl "low_var_kl", the GRPO
-	// paper's estimator).
+	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
+	// clamped only when Config.KLClamp > 0).
 	K3
+	// LowVarKL is verl's "low_var_kl": K3 with its value clamped to ±10
+	// (±Config.KLClamp when that is set), no gradient where the clamp binds.
+	LowVarKL
+	// KLAbs: |x|; gradient sign(x), 0 at x = 0 (verl "abs").
+	KLAbs
+	// K3Plus is verl's "k3+": the value of K3 (clamped per Config.KLClamp)
+	// with the gradient of K2, x, by a straight-through estimator; k2's
+	// gradient is the unbiased one for KL(π_θ‖π_ref) on samples of π_θ.
+	K3Plus
 )
 
+var klNames = [...]string{"k1", "k2", "k3", "low_var_kl", "abs", "k3+"}
+
 func (k KLEstimator) String() string {
-	switch k {
-	case K1:
-		return "k1"
-	case K2:
-		return "k2"
-	case K3:
-		return "k3"
+	if k < 0 || int(k) >= len(klNames) {
+		return fmt.Sprintf("KLEstimator(%d)", int(k))
 	}
-	return fmt.Sprintf("KLEstimator(%d)", int(k))
+	return klNames[k]
 }
 
-// ParseKLEstimator returns the estimator named "k1", "k2" or "k3".
+// ParseKLEstimator returns the estimator with verl's name s: "k1" (or
+// "kl"), "k2" (or "mse"), "k3", "low_var_kl", "abs" or "k3+".
 func ParseKLEstimator(s string) (KLEstimator, error) {
 	switch s {
-	case "k1":
+	case "kl":
 		return K1, nil
-	case "k2":
+	case "mse":
 		return K2, nil
-	case "k3":
-		return K3, nil
 	}
-	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "kl_estimator", nil, "unknown %q (want \"k1\", \"k2\" or \"k3\")", s))
+	for i, n := range klNames {
+		if n == s {
+			return KLEstimator(i), nil
+		}
+	}
+	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "kl_estimator", nil, "unknown %q (want one of %q, or the aliases \"kl\", \"mse\")", s, klNames[:]))
 }
 
 // CapMode is how decoupled PPO caps the behaviour importance weight.
@@ -166,6 +177,9 @@ type Reduction struct {
 	// SeqCount, when > 0, replaces B′ (the local number of sequences with a
 	// valid token) in the seq-mean modes, for the same reason.
 	SeqCount float64
+	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
+	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
+	NormWithoutSeqs bool
 }
 
 func (r Reduction) validate(prefix string) error {
@@ -200,8 +214,54 @@ type Config struct {
 	// an outlier token cannot overflow the ratio; the gradient is 0 where
 	// the clamp binds. Default 20; 0 turns it off.
 	LogRatioClamp float64
+	// LogRatioClampHighOnly clamps the log-ratio from above only (verl's
+	// GSPO clamps the sequence log-ratio at 10 and not below).
+	LogRatioClampHighOnly bool
 	// RatioLevel is TokenRatio (default) or SequenceRatio (GSPO).
 	RatioLevel RatioLevel
+	// LossMode is the form of the policy term (verl loss_mode): Vanilla
+	// (default), GSPO, GSPOToken, GeoMean, CISPO, SAPO or GPG.
+	LossMode LossMode
+	// SAPOTauPos and SAPOTauNeg are SAPO's gate temperatures for A > 0 and
+	// A ≤ 0 (verl tau_pos, tau_neg); 0 means the defaults 1 and 1.05.
+	SAPOTauPos, SAPOTauNeg float64
+	// ClipCovRatio is the fraction of valid tokens whose gradient Clip-Cov
+	// detaches (verl clip_cov_ratio; 0 means 0.0002); ClipCovLow and
+	// ClipCovHigh bound the covariance of the tokens it may pick (verl
+	// clip_cov_lb 1, clip_cov_ub 5; DefaultConfig sets them).
+	ClipCovRatio, ClipCovLow, ClipCovHigh float64
+	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens.
+	ClipCovSeed uint64
+	// KLCovRatio is the fraction of valid tokens KL-Cov penalises (verl
+	// kl_cov_ratio; 0 means 0.0002) and KLCovCoef the penalty's weight
+	// (verl ppo_kl_coef; 0 means 0.1).
+	KLCovRatio, KLCovCoef float64
+	// EntropyCoeff is c of the entropy bonus −c·agg(H) (verl
+	// entropy_coeff); 0 (default) turns it off. Needs Inputs.Entropy.
+	EntropyCoeff float64
+	// EntropyTopRatio, when > 0, keeps the policy term of only that
+	// fraction of the valid tokens, those of highest entropy ("Beyond the
+	// 80/20 Rule", arXiv 2506.01939: 0.2). Needs Inputs.Entropy.
+	EntropyTopRatio float64
+	// RolloutIS is the level of the rollout importance weights (verl
+	// rollout_is): RolloutOff (default), RolloutToken or RolloutSequence;
+	// RolloutISThreshold truncates them (verl rollout_is_threshold; 0
+	// means 2). Needs Inputs.RolloutLogp.
+	RolloutIS          RolloutLevel
+	RolloutISThreshold float64
+	// RolloutRS is the level of rollout rejection (verl rollout_rs):
+	// RolloutOff (default), RolloutToken, RolloutSequence or
+	// RolloutGeometric, rejecting ratios outside [RolloutRSThresholdLower,
+	// RolloutRSThreshold] (verl rollout_rs_threshold, required, and
+	// rollout_rs_threshold_lower; 0 means 1/RolloutRSThreshold).
+	RolloutRS                                   RolloutLevel
+	RolloutRSThreshold, RolloutRSThresholdLower float64
+	// OffPolicySeqMaskKL, when > 0, is δ of off-policy sequence masking
+	// (DeepSeek-V3.2, arXiv 2512.02556, §3.1): a sequence with negative mean
+	// advantage whose mean
+	// log(π_sample/π_θ) exceeds δ loses its policy term; π_sample is
+	// Inputs.RolloutLogp when given, OldLogp otherwise.
+	OffPolicySeqMaskKL float64
 	// Reduction is the aggregation of the per-token loss, shared by the
 	// policy and the KL terms (verl loss_agg_mode). Default TokenMean.
 	Reduction
@@ -210,8 +270,9 @@ type Config struct {
 	KLCoef float64
 	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3.
 	KLEstimator KLEstimator
-	// KLClamp, when > 0, clamps the K3 value to ±KLClamp (verl clamps
-	// low_var_kl at 10); the gradient is 0 where the clamp binds.
+	// KLClamp, when > 0, clamps the K3 (and K3Plus, LowVarKL) value to
+	// ±KLClamp (verl clamps low_var_kl at 10); the gradient is 0 where the
+	// clamp binds, except for K3Plus, whose gradient is K2's.
 	KLClamp float64
 	// BehaveCap caps the behaviour importance weight of decoupled PPO
 	// (AReaL behav_imp_weight_cap, 5). 0 means no cap. Used only when
@@ -231,6 +292,8 @@ func DefaultConfig() Config {
 		LogRatioClamp: 20,
 		KLEstimator:   K3,
 		BehaveCap:     5,
+		ClipCovLow:    DefaultClipCovLow,
+		ClipCovHigh:   DefaultClipCovHigh,
 	}
 }
 
@@ -254,7 +317,7 @@ func (c Config) Validate() error {
 		return bad("RatioLevel", "%d is not a RatioLevel", int(c.RatioLevel))
 	case !(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 1):
 		return bad("KLCoef", "%v, want a finite number ≥ 0", c.KLCoef)
-	case c.KLEstimator < K1 || c.KLEstimator > K3:
+	case c.KLEstimator < K1 || c.KLEstimator > K3Plus:
 		return bad("KLEstimator", "%d is not a KLEstimator", int(c.KLEstimator))
 	case !(c.KLClamp >= 0) || math.IsInf(c.KLClamp, 1):
 		return bad("KLClamp", "%v, want a finite number ≥ 0", c.KLClamp)
@@ -262,6 +325,15 @@ func (c Config) Validate() error {
 		return bad("BehaveCap", "%v, want 0 (no cap) or a finite number > 0", c.BehaveCap)
 	case c.BehaveCapMode != CapTruncate && c.BehaveCapMode != CapMask:
 		return bad("BehaveCapMode", "%d is not a CapMode", int(c.BehaveCapMode))
+	}
+	if err := c.validateMode(); err != nil {
+		return err
+	}
+	if err := c.validateEntropy(); err != nil {
+		return err
+	}
+	if err := c.validateRollout(); err != nil {
+		return err
 	}
 	return c.Reduction.validate("Config.")
 }

@@ -34,6 +34,27 @@
 // uses s_b and each token's advantage, and the gradient reaches every valid
 // token equally: ∂/∂logp_t = (Σ_u agg_u·w_u·∂ℓ_u/∂s)·s/|y_b|.
 //
+// # Loss modes
+//
+// Config.LossMode replaces the clipped surrogate (docs/spec.md#loss-modes):
+// GSPO and GSPOToken ("Group Sequence Policy Optimization", arXiv
+// 2507.18071, §4.1 and §4.3), GeoMean (GMPO, "Geometric-Mean Policy
+// Optimization", arXiv 2507.20673), CISPO (MiniMax-M1, arXiv 2506.13585,
+// §3.1), SAPO ("Soft Adaptive Policy Optimization", arXiv 2511.20347) and
+// GPG (arXiv 2504.02546), ClipCov and KLCov ("The Entropy Mechanism of
+// Reinforcement Learning for Reasoning Language Models", arXiv 2505.22617,
+// §4; token selection by covariance in selectCov, deterministic). Per
+// token, with r = exp(Δ):
+//
+//	CISPO   ℓ = −sg[clip(r, 1−ε_low, 1+ε_high)]·A·logp     ∂ℓ = −clip(r)·A
+//	SAPO    ℓ = −A·(4/τ)·σ(τ(r−1))                        ∂ℓ = −A·4σ(1−σ)·r
+//	GPG     ℓ = −A·logp                                   ∂ℓ = −A
+//
+// GMPO's loss is per sequence, −Ā_b·exp(mean_t Δ'_t) with Δ' clipped in log
+// space on the pessimistic side of sign(A), carried by each valid token so
+// that the aggregation weighs it; GSPO-token has GSPO's value and gives
+// each token the gradient of its own term.
+//
 // # Token weights and KL
 //
 // Inputs.TokenWeights (TAS, APPO or any weighting ≥ 0) multiply the policy
@@ -41,6 +62,28 @@
 // x = logp − ref_logp and one of Schulman's estimators: k1 = x, k2 = x²/2,
 // k3 = e^{−x} + x − 1 (gradients 1, x, 1 − e^{−x}); k3 may be clamped to
 // ±Config.KLClamp (verl clamps at 10), with no gradient where it binds.
+// verl's further names: LowVarKL is k3 clamped at ±10; KLAbs is |x|
+// (gradient sign x); K3Plus is k3's value with k2's gradient x by a
+// straight-through estimator — the unbiased gradient of KL(π_θ‖π_ref) on
+// samples of π_θ ("On the Design of KL-Regularized Policy Gradient
+// Algorithms for LLM Reasoning", arXiv 2505.17508).
+//
+// # Entropy
+//
+// With Inputs.Entropy = H and Config.EntropyCoeff = c the loss subtracts
+// c·agg(H) and writes dLoss/dH = −c·coef_b to Inputs.EntropyGrad; with
+// Config.EntropyTopRatio = ρ only the ⌊ρ·N + ½⌋ tokens of highest entropy
+// keep their policy term ("Beyond the 80/20 Rule", arXiv 2506.01939), ties
+// to the lower flat index.
+//
+// # Rollout correction
+//
+// With Inputs.RolloutLogp the loss corrects for the inference engine's
+// log-probs as verl does (docs/spec.md#rollout-correction): truncated
+// importance weights min(e^ℓ, τ) per token or e^{Σℓ} per sequence
+// (Config.RolloutIS) multiply the policy term, and tokens or sequences whose
+// ratio leaves [lower, upper] are rejected from the mask (Config.RolloutRS),
+// ℓ = old_logp − rollout_logp; Stats.Rollout has the mismatch metrics.
 //
 // # Aggregation
 //
@@ -58,6 +101,12 @@
 // (SeqCount) of the whole batch makes the micro-batch losses and gradients
 // add up exactly to the whole batch's, which is what gradient accumulation
 // needs and what the Python frameworks get wrong by default.
+//
+// # Peer presets
+//
+// VerlDefaults and TRLDefaults reproduce verl's actor and TRL's GRPOTrainer
+// defaults (docs/spec.md#peer-presets); Result.Metrics names the statistics
+// as verl logs them.
 //
 // # Critic
 //

@@ -12,8 +12,9 @@ import (
 )
 
 type lossExpected struct {
-	Loss float64     `json:"loss"`
-	Grad [][]float64 `json:"grad"`
+	Loss        float64     `json:"loss"`
+	Grad        [][]float64 `json:"grad"`
+	EntropyGrad [][]float64 `json:"entropy_grad"`
 }
 
 func TestPolicyLossGolden(t *testing.T) {
@@ -28,6 +29,9 @@ func TestPolicyLossGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+			if want.EntropyGrad != nil {
+				in.EntropyGrad = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+			}
 			res, err := ppo.PolicyLoss(grad, in, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -36,6 +40,9 @@ func TestPolicyLossGolden(t *testing.T) {
 				t.Errorf("float64 loss = %.10g, want %.10g", res.Loss, want.Loss)
 			}
 			golden.CheckRows(t, "float64 grad", tensor.Rows[float64](grad), want.Grad)
+			if want.EntropyGrad != nil {
+				golden.CheckRows(t, "float64 entropy grad", tensor.Rows[float64](in.EntropyGrad), want.EntropyGrad)
+			}
 
 			in32 := to32(in)
 			grad32 := tensor.MustNew[float32](in.Logp.B, in.Logp.T)
@@ -47,6 +54,9 @@ func TestPolicyLossGolden(t *testing.T) {
 				t.Errorf("float32 loss = %.10g, want %.10g", res32.Loss, want.Loss)
 			}
 			golden.CheckRows(t, "float32 grad", tensor.Rows[float64](grad32), want.Grad)
+			if want.EntropyGrad != nil {
+				golden.CheckRows(t, "float32 entropy grad", tensor.Rows[float64](in32.EntropyGrad), want.EntropyGrad)
+			}
 		})
 	}
 }

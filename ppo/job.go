@@ -14,6 +14,7 @@ const (
 	phaseLengths = iota
 	phaseLoss
 	phaseValue
+	phaseRollout
 )
 
 // Reasons a row stops early; the first bad row (in row order) is reported,
@@ -34,7 +35,10 @@ type rowAcc struct {
 	clipHigh, clipLow int
 	dual, capped      int
 	bad, badCol       int
-	_                 [4]int64 // 128 bytes: neighbouring rows never share a cache line
+	covPicked         int      // tokens Clip-Cov or KL-Cov acted on
+	entropy           float64  // Σ H over valid tokens
+	kept              int      // tokens top-ρ masking kept
+	_                 [1]int64 // 128 bytes: neighbouring rows never share a cache line
 }
 
 type policyJob[F tensor.Float] struct {
@@ -47,6 +51,16 @@ type policyJob[F tensor.Float] struct {
 	lengths []int
 	coef    []float64
 	rows    []rowAcc
+	// picked marks the tokens Clip-Cov or KL-Cov act on; cands is
+	// selectCov's scratch.
+	picked []bool
+	cands  []covCand
+	// keep marks the tokens top-ρ entropy masking keeps.
+	keep []bool
+	// rcMask and rcTW are the effective mask and token weights of a
+	// rollout-corrected call, rcRows its per-row sums.
+	rcMask, rcTW []F
+	rcRows       []rolloutAcc
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]
@@ -84,12 +98,24 @@ func (j *policyJob[F]) Run(b int) {
 		j.lengths[b] = countRow(j.in.Mask.Row(b))
 	case phaseValue:
 		j.valueRow(b)
+	case phaseRollout:
+		j.rolloutRow(b)
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
-		if j.cfg.RatioLevel == SequenceRatio {
-			j.sequenceRow(b)
-		} else {
-			j.tokenRow(b)
+		switch j.cfg.LossMode {
+		case CISPO, SAPO, GPG, ClipCov, KLCov:
+			j.modeRow(b)
+		case GeoMean:
+			j.geoRow(b)
+		default:
+			if j.cfg.sequenceLevel() {
+				j.sequenceRow(b)
+			} else {
+				j.tokenRow(b)
+			}
+		}
+		if !j.in.Entropy.IsZero() && j.lengths[b] > 0 && j.rows[b].bad == badNone {
+			j.entropyRow(b)
 		}
 	}
 }
@@ -115,7 +141,8 @@ func (j *policyJob[F]) exp(x float64) float64 {
 func (j *policyJob[F]) combine(total int) (Result, error) {
 	var res Result
 	var ratio, negDelta, kl, behave float64
-	var clipHigh, clipLow, dual, capped int
+	var clipHigh, clipLow, dual, capped, picked, kept int
+	var entropy float64
 	res.MaxBehaveWeight = 1
 	for b := range j.rows {
 		acc := &j.rows[b]
@@ -137,15 +164,20 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		clipLow += acc.clipLow
 		dual += acc.dual
 		capped += acc.capped
+		picked += acc.covPicked
+		res.EntropyBonus += j.coef[b] * acc.entropy
+		entropy += acc.entropy
+		kept += acc.kept
 	}
+	res.EntropyBonus *= j.cfg.EntropyCoeff
 	res.KLLoss *= j.cfg.KLCoef
-	res.Loss = res.PolicyLoss + res.KLLoss
+	res.Loss = res.PolicyLoss + res.KLLoss - res.EntropyBonus
 	if math.IsInf(res.Loss, 0) || math.IsNaN(res.Loss) {
 		return Result{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "loss", nil,
 			"%v: the inputs overflow float64 (check ref_logp and the advantages, or set Config.KLClamp)", res.Loss))
 	}
 	res.Tokens = total
-	res.MeanBehaveWeight = 1
+	res.MeanBehaveWeight, res.EntropyKeptFrac = 1, 1
 	if total > 0 {
 		n := float64(total)
 		res.ClipFracHigh = float64(clipHigh) / n
@@ -153,6 +185,11 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 		res.DualClipFrac = float64(dual) / n
 		res.MeanRatio = ratio / n
 		res.ApproxKL = negDelta / n
+		res.CovPickedFrac = float64(picked) / n
+		res.Entropy = entropy / n
+		if j.cfg.EntropyTopRatio > 0 {
+			res.EntropyKeptFrac = float64(kept) / n
+		}
 		if !j.in.RefLogp.IsZero() {
 			res.KL = kl / n
 		}
@@ -177,5 +214,6 @@ func (j *policyJob[F]) rowError(b int, acc *rowAcc) error {
 	}
 	in := &j.in
 	return nonFiniteAt(b, t, named[F]{"logp", in.Logp}, named[F]{"old_logp", in.OldLogp}, named[F]{"advantages", in.Advantages},
-		named[F]{"prox_logp", in.ProxLogp}, named[F]{"ref_logp", in.RefLogp}, named[F]{"token_weights", in.TokenWeights})
+		named[F]{"prox_logp", in.ProxLogp}, named[F]{"ref_logp", in.RefLogp}, named[F]{"token_weights", in.TokenWeights},
+		named[F]{"entropy", in.Entropy})
 }

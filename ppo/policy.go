@@ -32,6 +32,18 @@ type Inputs[F tensor.Float] struct {
 	// TokenWeights, if given, multiply the policy term of each token's loss
 	// (TAS, APPO, or any weighting ≥ 0); they do not touch the KL term.
 	TokenWeights tensor.Batch[F]
+	// Entropy is the per-token entropy of π_θ, computed by the trainer;
+	// required with Config.EntropyCoeff ≠ 0 or Config.EntropyTopRatio > 0.
+	Entropy tensor.Batch[F]
+	// RolloutLogp is log π of the inference engine that generated the
+	// tokens, when it differs from the trainer's OldLogp; with it the loss
+	// reports the mismatch (Stats.Rollout) and, per Config.RolloutIS and
+	// RolloutRS, corrects for it (docs/spec.md#rollout-correction).
+	RolloutLogp tensor.Batch[F]
+	// EntropyGrad, if given, is an output: PolicyLoss writes dLoss/dentropy
+	// there (−EntropyCoeff times the token's aggregation weight, 0 at mask-0
+	// positions), as it writes dLoss/dlogp to grad.
+	EntropyGrad tensor.Batch[F]
 }
 
 // Stats are the quantities a trainer logs after a policy-loss call. Fractions
@@ -58,16 +70,29 @@ type Stats struct {
 	// behaviour weights after capping; CappedFrac is the fraction capped.
 	// They are 1, 1 and 0 without ProxLogp.
 	MeanBehaveWeight, MaxBehaveWeight, CappedFrac float64
+	// CovPickedFrac is the fraction of valid tokens that Clip-Cov detached
+	// or KL-Cov penalised (verl reports Clip-Cov's as pg_clipfrac).
+	CovPickedFrac float64
+	// Entropy is the mean entropy over valid tokens (0 without
+	// Inputs.Entropy); EntropyKeptFrac the fraction of valid tokens whose
+	// policy term top-ρ masking kept (1 when off).
+	Entropy, EntropyKeptFrac float64
+	// Rollout are the rollout–trainer mismatch metrics (zero without
+	// Inputs.RolloutLogp).
+	Rollout RolloutStats
 }
 
 // Result is what PolicyLoss returns besides the gradient.
 type Result struct {
-	// Loss = PolicyLoss + KLLoss, the value to minimise.
+	// Loss = PolicyLoss + KLLoss − EntropyBonus, the value to minimise.
 	Loss float64
 	// PolicyLoss is the aggregated clipped surrogate.
 	PolicyLoss float64
 	// KLLoss is β·agg(KL).
 	KLLoss float64
+	// EntropyBonus is c·agg(H), subtracted from Loss (0 without an entropy
+	// coefficient).
+	EntropyBonus float64
 	Stats
 }
 
@@ -87,6 +112,27 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	defer putJob(j)
 	j.setup(grad.Data, in, cfg)
 
+	var rollout RolloutStats
+	if j.rolloutActive() {
+		// Weights and rejections become the effective token weights and
+		// mask that the loss below reads.
+		j.prepareRollout()
+		j.phase = phaseRollout
+		parallel.Rows(j, in.Logp.B, in.Logp.T)
+		var err error
+		if rollout, err = j.rolloutStats(); err != nil {
+			return Result{}, fmt.Errorf("ppo: %w", err)
+		}
+		if in.RolloutLogp.IsZero() { // off-policy masking alone
+			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
+		}
+		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask}
+		if cfg.RolloutIS != RolloutOff || cfg.OffPolicySeqMaskKL > 0 || !in.TokenWeights.IsZero() {
+			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW}
+		}
+		in = j.in
+	}
+
 	j.phase = phaseLengths
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
 	total := 0
@@ -99,9 +145,17 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	if err := rowWeights(j.coef, j.lengths, total, in.Logp.T, cfg.Reduction); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
+	if cfg.LossMode == ClipCov || cfg.LossMode == KLCov {
+		j.selectCov(total)
+	}
+	if cfg.EntropyTopRatio > 0 {
+		j.selectTopEntropy(total)
+	}
 	j.phase = phaseLoss
 	parallel.Rows(j, in.Logp.B, in.Logp.T)
-	return j.combine(total)
+	res, err := j.combine(total)
+	res.Rollout = rollout
+	return res, err
 }
 
 // useAVX2 selects the assembly kernel for float32 rows; tests turn it off to
@@ -135,8 +189,24 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 			return err
 		}
 	}
+	if cfg.LossMode == GeoMean {
+		for _, x := range [...]struct {
+			name string
+			b    tensor.Batch[F]
+		}{{"prox_logp", in.ProxLogp}, {"token_weights", in.TokenWeights}} {
+			if !x.b.IsZero() {
+				return tensor.Errorf(tensor.ErrRange, x.name, nil, "not defined for loss mode geo_mean, whose loss is per sequence")
+			}
+		}
+	}
 	if cfg.KLCoef != 0 && in.RefLogp.IsZero() {
 		return tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef)
+	}
+	if err := in.validateEntropy(cfg); err != nil {
+		return err
+	}
+	if err := in.validateRollout(cfg); err != nil {
+		return err
 	}
 	if err := tensor.CheckShape("grad", grad, shape); err != nil {
 		return err
@@ -145,7 +215,8 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 		name string
 		b    tensor.Batch[F]
 	}{{"logp", in.Logp}, {"old_logp", in.OldLogp}, {"advantages", in.Advantages}, {"mask", in.Mask},
-		{"prox_logp", in.ProxLogp}, {"ref_logp", in.RefLogp}, {"token_weights", in.TokenWeights}} {
+		{"prox_logp", in.ProxLogp}, {"ref_logp", in.RefLogp}, {"token_weights", in.TokenWeights},
+		{"rollout_logp", in.RolloutLogp}, {"entropy", in.Entropy}, {"entropy_grad", in.EntropyGrad}} {
 		if err := tensor.CheckDisjoint("grad", grad.Data, x.name, x.b.Data); err != nil {
 			return err
 		}

@@ -22,6 +22,16 @@ type rules struct {
 	// capAt is +Inf without a cap.
 	capAt, capTo float64
 	beta         float64
+	// clampLo is the lower log-ratio clamp: −clamp, or −Inf when the clamp
+	// is one-sided (Config.LogRatioClampHighOnly).
+	clampLo float64
+	// tauPos, tauNeg are SAPO's temperatures; geoLo, geoHi GMPO's
+	// log-space bounds −ε_low and ε_high.
+	tauPos, tauNeg float64
+	geoLo, geoHi   float64
+	// covRatio is the fraction Clip-Cov or KL-Cov picks, covLo and covHi
+	// Clip-Cov's covariance bounds, covCoef KL-Cov's penalty weight.
+	covRatio, covLo, covHi, covCoef float64
 }
 
 func (c Config) rules() rules {
@@ -33,8 +43,32 @@ func (c Config) rules() rules {
 	if c.LogRatioClamp > 0 {
 		r.clamp = c.LogRatioClamp
 	}
+	r.clampLo = -r.clamp
+	if c.LogRatioClampHighOnly {
+		r.clampLo = -inf
+	}
+	r.tauPos, r.tauNeg = DefaultSAPOTauPos, DefaultSAPOTauNeg
+	if c.SAPOTauPos > 0 {
+		r.tauPos = c.SAPOTauPos
+	}
+	if c.SAPOTauNeg > 0 {
+		r.tauNeg = c.SAPOTauNeg
+	}
+	r.geoLo, r.geoHi = -c.ClipLow, c.ClipHigh
+	switch c.LossMode {
+	case ClipCov:
+		// Clip-Cov's surrogate is PPO's, without dual clip (as verl).
+		r.dual = inf
+		r.covRatio, r.covLo, r.covHi = cmpOr(c.ClipCovRatio, DefaultClipCovRatio), c.ClipCovLow, c.ClipCovHigh
+	case KLCov:
+		r.covRatio, r.covCoef = cmpOr(c.KLCovRatio, DefaultKLCovRatio), cmpOr(c.KLCovCoef, DefaultKLCovCoef)
+	}
 	if c.DualClip > 0 {
 		r.dual = c.DualClip
+	}
+	if c.KLEstimator == LowVarKL {
+		// low_var_kl is k3 clamped at 10, which the AVX2 kernel serves.
+		r.est, r.klClamp = K3, 10
 	}
 	if c.KLClamp > 0 {
 		r.klClamp = c.KLClamp
@@ -48,11 +82,15 @@ func (c Config) rules() rules {
 	return r
 }
 
-// logRatio clamps a log-ratio to ±clamp and reports whether it is live:
-// torch's clamp passes no gradient where it binds.
+// logRatio clamps a log-ratio to [clampLo, clamp] (±clamp unless the clamp
+// is one-sided) and reports whether it is live: torch's clamp passes no
+// gradient where it binds.
 func (r *rules) logRatio(d float64) (float64, bool) {
-	if d > r.clamp || d < -r.clamp {
-		return math.Copysign(r.clamp, d), false
+	switch {
+	case d > r.clamp:
+		return r.clamp, false
+	case d < r.clampLo:
+		return r.clampLo, false
 	}
 	return d, true
 }
@@ -98,18 +136,124 @@ func (r *rules) behave(w float64) (float64, bool) {
 }
 
 // kl returns the KL estimate for x = logp − ref_logp and its derivative
-// with respect to logp; e = e^{−x} is read by k3 only (pass anything for
-// k1 and k2). k3 beyond ±klClamp is the clamp, with no gradient.
+// with respect to logp; e = e^{−x} is read by k3 and k3+ only (see
+// needExp). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
+// k2's gradient x wherever its value comes from.
 func (r *rules) kl(x, e float64) (k, dk float64) {
 	switch r.est {
 	case K1:
 		return x, 1
 	case K2:
 		return 0.5 * x * x, x
+	case KLAbs:
+		switch {
+		case x > 0:
+			return x, 1
+		case x < 0:
+			return -x, -1
+		}
+		return 0, 0 // torch's abs passes sign(0) = 0
 	}
 	k, dk = e+x-1, 1-e
 	if k > r.klClamp || k < -r.klClamp {
-		return math.Copysign(r.klClamp, k), 0
+		k, dk = math.Copysign(r.klClamp, k), 0
+	}
+	if r.est == K3Plus {
+		dk = x
 	}
 	return k, dk
+}
+
+// needExp reports whether kl reads e^{−x}.
+func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
+
+// kernelServes reports whether the AVX2 kernel computes these rules with a
+// reference policy: it knows k1, k2 and k3 (low_var_kl resolves to k3).
+func (r *rules) kernelServes() bool { return r.est <= K3 }
+
+// cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its
+// derivative −clip(r)·a with respect to logp (the weight is a constant), and
+// which side clipped the weight (whatever the sign of a: the weight, not
+// the loss, is clipped).
+func (c *rules) cispo(r, a, logp float64) (loss, dl float64, clip int) {
+	w, clip := r, clipNone
+	switch {
+	case r > c.hi:
+		w, clip = c.hi, clipHigh
+	case r < c.lo:
+		w, clip = c.lo, clipLow
+	}
+	return -w * a * logp, -w * a, clip
+}
+
+// sapo returns SAPO's per-token loss −a·(4/τ)·σ(τ(r − 1)) and its
+// derivative with respect to logp, −a·4·σ·(1 − σ)·r (σ' = σ(1 − σ), and
+// ∂r/∂logp = r); τ is tauPos for a > 0 and tauNeg otherwise, as in verl.
+func (c *rules) sapo(r, a float64) (loss, dl float64) {
+	tau := c.tauNeg
+	if a > 0 {
+		tau = c.tauPos
+	}
+	s := 1 / (1 + math.Exp(-tau*(r-1)))
+	return -a * s * 4 / tau, -a * 4 * s * (1 - s) * r
+}
+
+// gpg returns the plain policy-gradient loss −a·logp and its derivative −a.
+func (c *rules) gpg(a, logp float64) (loss, dl float64) {
+	return -a * logp, -a
+}
+
+// geoLogRatio is GMPO's per-token clip in log space: with s = sign(a) and
+// dc = clamp(d, −ε_low, ε_high), d' = s·min(s·d, s·dc). It returns d', whether
+// d' passes d's gradient (torch splits a tie of min evenly between two
+// branches that both pass it, so inside the bounds the gradient is whole),
+// and which bound the clip hit: above with a > 0, below with a < 0, counted
+// where dc ≠ d as verl counts.
+func (c *rules) geoLogRatio(d, a float64) (dd float64, live bool, clip int) {
+	dc := min(max(d, c.geoLo), c.geoHi)
+	if dc != d {
+		switch {
+		case a > 0:
+			clip = clipHigh
+		case a < 0:
+			clip = clipLow
+		}
+	}
+	switch {
+	case a == 0:
+		return 0, false, clip
+	case dc == d:
+		return d, true, clip
+	case a > 0 && d < dc, a < 0 && d > dc:
+		return d, true, clip // the unclipped side is the pessimistic one
+	}
+	return dc, false, clip
+}
+
+// klCov returns KL-Cov's per-token loss −a·r, plus covCoef·|d| on a picked
+// token (d the log-ratio before the clamp), and its derivative with
+// respect to logp; live is false where the log-ratio clamp binds.
+func (c *rules) klCov(r, a, d float64, live, picked bool) (loss, dl float64) {
+	loss = -a * r
+	if live {
+		dl = -a * r
+	}
+	if picked {
+		loss += c.covCoef * math.Abs(d)
+		switch {
+		case d > 0:
+			dl += c.covCoef
+		case d < 0:
+			dl -= c.covCoef
+		}
+	}
+	return loss, dl
+}
+
+// cmpOr returns v, or def when v is 0.
+func cmpOr(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }

@@ -45,8 +45,9 @@ func TestRules(t *testing.T) {
 			impls := []impl{
 				{"go float64", run64(ppo.TokenRatio)},
 				{"go float32", run32(ppo.TokenRatio, false)},
-				{"gspo float64", run64(ppo.SequenceRatio)},
-				{"gspo float32", run32(ppo.SequenceRatio, false)},
+			}
+			if !c.TokenLevel {
+				impls = append(impls, impl{"gspo float64", run64(ppo.SequenceRatio)}, impl{"gspo float32", run32(ppo.SequenceRatio, false)})
 			}
 			if kernel.HasAVX2 {
 				impls = append(impls, impl{"avx2", run32(ppo.TokenRatio, true)})

@@ -3,7 +3,8 @@ package ppo
 // sequenceRow is the GSPO row: one ratio s = exp(mean_t Δ_t) for the whole
 // sequence, clipped per token's advantage, with dLoss/dlogp_t =
 // (Σ_u coef·w_u·∂ℓ_u/∂s)·s/|y| + coef·β·∂kl_t, the derivative of
-// exp(mean Δ) reaching every token of the sequence equally.
+// exp(mean Δ) reaching every token of the sequence equally. GSPO-token
+// gives each token its own term instead: coef·w_t·∂ℓ_t/∂s·s + coef·β·∂kl_t.
 func (j *policyJob[F]) sequenceRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
@@ -65,6 +66,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 	// Pass 2: per-token losses; the KL part of the gradient goes to grad
 	// now, the sequence part once its sum is known.
 	beta := rl.beta
+	tokenGrad := j.cfg.LossMode == GSPOToken
 	var clips [4]int
 	var sumPolicy, sumKL, dLds float64
 	for t := range lp {
@@ -86,22 +88,30 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		if tw != nil {
 			w *= float64(tw[t])
 		}
+		if j.dropped(b*in.Logp.T + t) {
+			w = 0
+		}
 		loss, g, c := rl.surrogate(s, a)
 		clips[c]++
 		sumPolicy += loss * w
-		dLds -= a * g * w
+		var own float64 // GSPO-token: this token's own share
+		if tokenGrad {
+			own = coef * -a * g * w * s * live
+		} else {
+			dLds -= a * g * w
+		}
 		var dk float64
 		if ref != nil {
 			var k float64
 			x := float64(lp[t]) - float64(ref[t])
 			e := 0.0
-			if rl.est == K3 {
+			if rl.needExp() {
 				e = j.exp(-x)
 			}
 			k, dk = rl.kl(x, e)
 			sumKL += k
 		}
-		grad[t] = F(coef * beta * dk)
+		grad[t] = F(coef*beta*dk + own)
 	}
 	seq := coef * dLds * s * live / float64(n)
 	for t := range lp {

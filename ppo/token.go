@@ -46,7 +46,7 @@ func (j *policyJob[F]) tokenRow(b int) {
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
-	if j.fastExp && useAVX2 && T >= 4 {
+	if j.fastExp && useAVX2 && T >= 4 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
 		if j.kernelRow(b, &s) {
 			from = T &^ 3
 		} else {
@@ -86,7 +86,7 @@ func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 		N:       int64(in.Logp.T),
 		HasProx: flag(in.ProxLogp), HasRef: flag(in.RefLogp), HasTW: flag(in.TokenWeights),
 		Lo: kernel.Broadcast(r.lo), Hi: kernel.Broadcast(r.hi), Dual: kernel.Broadcast(r.dual),
-		Clamp: kernel.Broadcast(r.clamp), NegClamp: kernel.Broadcast(-r.clamp),
+		Clamp: kernel.Broadcast(r.clamp), NegClamp: kernel.Broadcast(r.clampLo),
 		Beta: kernel.Broadcast(r.beta), Coef: kernel.Broadcast(j.coef[b]),
 		KLClamp: kernel.Broadcast(r.klClamp), CapAt: kernel.Broadcast(r.capAt), CapTo: kernel.Broadcast(r.capTo),
 		BehaveMax: kernel.Broadcast(1),
@@ -131,7 +131,7 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 	grad := j.grad[b*T+from : b*T+to]
 	rl := &j.rules
 	beta := rl.beta
-	k3 := ref != nil && rl.est == K3
+	k3 := ref != nil && rl.needExp()
 	var ratio, behave, negKL [block]float64
 	var dead [block]bool
 	for start := 0; start < len(lp); start += block {
@@ -206,6 +206,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			}
 			if tw != nil {
 				w *= float64(tw[i+start])
+			}
+			if j.dropped(b*T + from + start + i) {
+				w = 0
 			}
 			s.policy += loss * w
 			dl := -a * r * g * w

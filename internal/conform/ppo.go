@@ -2,6 +2,7 @@ package conform
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
@@ -14,7 +15,11 @@ func init() {
 
 // PolicyLossRequest is the body of a policy_loss request.
 type PolicyLossRequest struct {
-	Op           string      `json:"op"`
+	Op string `json:"op"`
+	// Preset, "verl" or "trl", is the base configuration that omitted
+	// config fields take their values from (ppo.VerlDefaults,
+	// ppo.TRLDefaults); omitted, ppo.DefaultConfig.
+	Preset       string      `json:"preset"`
 	Logp         [][]float64 `json:"logp"`
 	OldLogp      [][]float64 `json:"old_logp"`
 	Mask         [][]float64 `json:"mask"`
@@ -22,6 +27,8 @@ type PolicyLossRequest struct {
 	ProxLogp     [][]float64 `json:"prox_logp"`
 	RefLogp      [][]float64 `json:"ref_logp"`
 	TokenWeights [][]float64 `json:"token_weights"`
+	Entropy      [][]float64 `json:"entropy"`
+	RolloutLogp  [][]float64 `json:"rollout_logp"`
 	Config       struct {
 		ClipLow       float64 `json:"clip_low"`
 		ClipHigh      float64 `json:"clip_high"`
@@ -36,6 +43,26 @@ type PolicyLossRequest struct {
 		KLClamp       float64 `json:"kl_clamp"`
 		BehaveCap     float64 `json:"behave_cap"`
 		BehaveCapMode string  `json:"behave_cap_mode"`
+		// verl's names (docs/conformance.md#policy_loss).
+		LossMode              string  `json:"loss_mode"`
+		TauPos                float64 `json:"tau_pos"`
+		TauNeg                float64 `json:"tau_neg"`
+		LogRatioClampHighOnly bool    `json:"logratio_clamp_high_only"`
+		ClipCovRatio          float64 `json:"clip_cov_ratio"`
+		ClipCovLB             float64 `json:"clip_cov_lb"`
+		ClipCovUB             float64 `json:"clip_cov_ub"`
+		ClipCovSeed           uint64  `json:"clip_cov_seed"`
+		KLCovRatio            float64 `json:"kl_cov_ratio"`
+		PPOKLCoef             float64 `json:"ppo_kl_coef"`
+		EntropyCoeff          float64 `json:"entropy_coeff"`
+		EntropyTopRatio       float64 `json:"entropy_top_ratio"`
+		RolloutIS             *string `json:"rollout_is"`
+		RolloutISThreshold    float64 `json:"rollout_is_threshold"`
+		RolloutRS             *string `json:"rollout_rs"`
+		RolloutRSThreshold    float64 `json:"rollout_rs_threshold"`
+		RolloutRSThresholdLow float64 `json:"rollout_rs_threshold_lower"`
+		OffPolicySeqMaskKL    float64 `json:"offpolicy_seq_mask_kl"`
+		AggNormWithoutSeqs    bool    `json:"agg_norm_without_seqs"`
 	} `json:"config"`
 }
 
@@ -43,10 +70,29 @@ type PolicyLossRequest struct {
 // and configuration, with docs/conformance.md's defaults for omitted fields.
 func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, error) {
 	var req PolicyLossRequest
+	var head struct {
+		Preset string `json:"preset"`
+	}
+	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
+	base := ppo.DefaultConfig()
+	switch head.Preset {
+	case "":
+	case "verl":
+		base = ppo.VerlDefaults()
+	case "trl":
+		base = ppo.TRLDefaults()
+	default:
+		return ppo.Inputs[float64]{}, ppo.Config{}, fmt.Errorf("request: unknown preset %q (want \"verl\" or \"trl\")", head.Preset)
+	}
 	c := &req.Config
-	c.ClipLow, c.ClipHigh, c.LogRatioClamp = 0.2, 0.2, 20
-	c.RatioLevel, c.Agg, c.KLEstimator = "token", "token-mean", "k3"
-	c.BehaveCap, c.BehaveCapMode = 5, "truncate"
+	c.ClipLow, c.ClipHigh, c.DualClip, c.LogRatioClamp = base.ClipLow, base.ClipHigh, base.DualClip, base.LogRatioClamp
+	c.RatioLevel, c.Agg, c.KLEstimator = base.RatioLevel.String(), base.Mode.String(), base.KLEstimator.String()
+	c.KLCoef, c.KLClamp, c.AggNorm, c.AggNormWithoutSeqs = base.KLCoef, base.KLClamp, base.Norm, base.NormWithoutSeqs
+	c.BehaveCap, c.BehaveCapMode = base.BehaveCap, base.BehaveCapMode.String()
+	c.LossMode, c.TauPos, c.TauNeg = base.LossMode.String(), ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
+	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, base.ClipCovLow, base.ClipCovHigh
+	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
+	c.RolloutISThreshold = ppo.DefaultRolloutISThreshold
 	if err := decode(raw, &req); err != nil {
 		return ppo.Inputs[float64]{}, ppo.Config{}, err
 	}
@@ -59,6 +105,8 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		ProxLogp:     bs.optional("prox_logp", req.ProxLogp),
 		RefLogp:      bs.optional("ref_logp", req.RefLogp),
 		TokenWeights: bs.optional("token_weights", req.TokenWeights),
+		Entropy:      bs.optional("entropy", req.Entropy),
+		RolloutLogp:  bs.optional("rollout_logp", req.RolloutLogp),
 	}
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
@@ -71,7 +119,24 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLCoef:        c.KLCoef,
 		KLClamp:       c.KLClamp,
 		BehaveCap:     c.BehaveCap,
-		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount},
+		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, NormWithoutSeqs: c.AggNormWithoutSeqs},
+
+		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
+		SAPOTauPos:            c.TauPos,
+		SAPOTauNeg:            c.TauNeg,
+		ClipCovRatio:          c.ClipCovRatio,
+		ClipCovLow:            c.ClipCovLB,
+		ClipCovHigh:           c.ClipCovUB,
+		ClipCovSeed:           c.ClipCovSeed,
+		KLCovRatio:            c.KLCovRatio,
+		KLCovCoef:             c.PPOKLCoef,
+		EntropyCoeff:          c.EntropyCoeff,
+		EntropyTopRatio:       c.EntropyTopRatio,
+		RolloutISThreshold:    c.RolloutISThreshold,
+		RolloutRSThreshold:    c.RolloutRSThreshold,
+
+		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
+		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,
 	}
 	var err error
 	if cfg.RatioLevel, err = ppo.ParseRatioLevel(c.RatioLevel); err != nil {
@@ -86,19 +151,38 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	if cfg.BehaveCapMode, err = ppo.ParseCapMode(c.BehaveCapMode); err != nil {
 		return in, cfg, err
 	}
+	if cfg.LossMode, err = ppo.ParseLossMode(c.LossMode); err != nil {
+		return in, cfg, err
+	}
+	// verl's null (omitted) turns each correction off.
+	for _, l := range [...]struct {
+		name *string
+		dst  *ppo.RolloutLevel
+	}{{c.RolloutIS, &cfg.RolloutIS}, {c.RolloutRS, &cfg.RolloutRS}} {
+		if l.name == nil {
+			continue
+		}
+		if *l.dst, err = ppo.ParseRolloutLevel(*l.name); err != nil {
+			return in, cfg, err
+		}
+	}
 	return in, cfg, nil
 }
 
 // PolicyLossResponse is the answer to a policy_loss request.
 type PolicyLossResponse struct {
-	Loss  float64     `json:"loss"`
-	Grad  [][]float64 `json:"grad"`
-	Stats struct {
+	Loss float64     `json:"loss"`
+	Grad [][]float64 `json:"grad"`
+	// EntropyGrad is dLoss/dentropy, present when the request has entropy.
+	EntropyGrad [][]float64 `json:"entropy_grad,omitempty"`
+	Stats       struct {
 		ClipFracHigh float64 `json:"clip_frac_high"`
 		ClipFracLow  float64 `json:"clip_frac_low"`
 		DualClipFrac float64 `json:"dual_clip_frac"`
 		ApproxKL     float64 `json:"approx_kl"`
 		KL           float64 `json:"kl"`
+		// Metrics are the statistics under verl's names (ppo.Result.Metrics).
+		Metrics map[string]float64 `json:"metrics"`
 	} `json:"stats"`
 }
 
@@ -108,15 +192,22 @@ func policyLoss(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	if !in.Entropy.IsZero() {
+		in.EntropyGrad = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	}
 	res, err := ppo.PolicyLoss(grad, in, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var out PolicyLossResponse
 	out.Loss, out.Grad = res.Loss, rows(grad)
+	if !in.EntropyGrad.IsZero() {
+		out.EntropyGrad = rows(in.EntropyGrad)
+	}
 	s := &out.Stats
 	s.ClipFracHigh, s.ClipFracLow, s.DualClipFrac = res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac
 	s.ApproxKL, s.KL = res.ApproxKL, res.KL
+	s.Metrics = res.Metrics()
 	return out, nil
 }
 

@@ -32,6 +32,25 @@ type Case struct {
 	ClipLow  float64
 	Dual     float64
 	Capped   float64
+	// CPUOnly marks the rules only package ppo's loss implements (the KL
+	// estimators beyond k1, k2 and k3); the CUDA kernels reject them.
+	CPUOnly bool
+	// TokenLevel marks the rules of loss modes that have no sequence-level
+	// ratio (CISPO, SAPO, GPG, GMPO).
+	TokenLevel bool
+}
+
+// mode sets the loss mode.
+func mode(m ppo.LossMode) func(*ppo.Config) {
+	return func(c *ppo.Config) { c.LossMode = m }
+}
+
+// sig is the logistic function.
+func sig(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// kl sets the KL estimator.
+func kl(est ppo.KLEstimator) func(*ppo.Config) {
+	return func(c *ppo.Config) { c.KLEstimator = est }
 }
 
 func Cases() []Case {
@@ -65,6 +84,59 @@ func Cases() []Case {
 			Loss: 0.1 * 10, Grad: 0},
 		{Name: "k3 clamp idle", D: 0, A: 0, Ref: true, X: -2, Cfg: func(c *ppo.Config) { c.KLClamp = 10 },
 			Loss: 0.1 * (e(2) - 2 - 1), Grad: 0.1 * (1 - e(2))},
+		{Name: "low_var_kl binds at 10", D: 0, A: 0, Ref: true, X: -5, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * 10, Grad: 0, CPUOnly: true},
+		{Name: "low_var_kl idle", D: 0, A: 0, Ref: true, X: -2, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * (e(2) - 2 - 1), Grad: 0.1 * (1 - e(2)), CPUOnly: true},
+		{Name: "low_var_kl binds above", D: 0, A: 0, Ref: true, X: 12, Cfg: kl(ppo.LowVarKL),
+			Loss: 0.1 * 10, Grad: 0, CPUOnly: true},
+		{Name: "abs positive", D: 0, A: 0, Ref: true, X: 0.3, Cfg: kl(ppo.KLAbs),
+			Loss: 0.1 * 0.3, Grad: 0.1, CPUOnly: true},
+		{Name: "abs negative", D: 0, A: 0, Ref: true, X: -0.4, Cfg: kl(ppo.KLAbs),
+			Loss: 0.1 * 0.4, Grad: -0.1, CPUOnly: true},
+		{Name: "abs at zero", D: 0, A: 0, Ref: true, X: 0, Cfg: kl(ppo.KLAbs),
+			Loss: 0, Grad: 0, CPUOnly: true},
+		{Name: "k3+", D: 0, A: 0, Ref: true, X: -0.7, Cfg: kl(ppo.K3Plus),
+			Loss: 0.1 * (e(0.7) - 0.7 - 1), Grad: 0.1 * -0.7, CPUOnly: true},
+		{Name: "k3+ clamped keeps k2's gradient", D: 0, A: 0, Ref: true, X: -5,
+			Cfg:  func(c *ppo.Config) { c.KLEstimator, c.KLClamp = ppo.K3Plus, 10 },
+			Loss: 0.1 * 10, Grad: 0.1 * -5, CPUOnly: true},
+		// The loss modes, on rows whose logp is −1 (see Inputs).
+		{Name: "cispo unclipped", D: 0.1, A: 1, Cfg: mode(ppo.CISPO),
+			Loss: e(0.1), Grad: -e(0.1), CPUOnly: true, TokenLevel: true},
+		{Name: "cispo clips the weight high", D: 0.3, A: 2, Cfg: mode(ppo.CISPO),
+			Loss: 2 * 1.28, Grad: -2 * 1.28, ClipHigh: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "cispo clips the weight low with a > 0", D: -0.4, A: 1, Cfg: mode(ppo.CISPO),
+			Loss: 0.8, Grad: -0.8, ClipLow: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "cispo ignores the dual clip", D: 1.5, A: -1, Cfg: mode(ppo.CISPO),
+			Loss: -1.28, Grad: 1.28, ClipHigh: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "gpg", D: 0.3, A: 2, Cfg: mode(ppo.GPG),
+			Loss: 2, Grad: -2, CPUOnly: true, TokenLevel: true},
+		{Name: "sapo a > 0", D: 0.1, A: 1, Cfg: mode(ppo.SAPO),
+			Loss: -4 * sig(e(0.1)-1), Grad: -4 * sig(e(0.1)-1) * (1 - sig(e(0.1)-1)) * e(0.1), CPUOnly: true, TokenLevel: true},
+		{Name: "sapo a < 0", D: 0.5, A: -1, Cfg: mode(ppo.SAPO),
+			Loss: 4 / 1.05 * sig(1.05*(e(0.5)-1)), Grad: 4 * sig(1.05*(e(0.5)-1)) * (1 - sig(1.05*(e(0.5)-1))) * e(0.5),
+			CPUOnly: true, TokenLevel: true},
+		{Name: "sapo log-ratio clamp binds", D: 25, A: -1, Cfg: mode(ppo.SAPO),
+			Loss: 4 / 1.05 * sig(1.05*(e(20)-1)), Grad: 0, CPUOnly: true, TokenLevel: true},
+		{Name: "geo_mean inside the bounds", D: 0.1, A: 1, Cfg: mode(ppo.GeoMean),
+			Loss: -e(0.1), Grad: -e(0.1), CPUOnly: true, TokenLevel: true},
+		{Name: "geo_mean clips high with a > 0", D: 0.5, A: 1, Cfg: mode(ppo.GeoMean),
+			Loss: -e(0.28), Grad: 0, ClipHigh: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "geo_mean clips low with a < 0", D: -0.5, A: -1, Cfg: mode(ppo.GeoMean),
+			Loss: e(-0.2), Grad: 0, ClipLow: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "geo_mean keeps the pessimistic side", D: 0.5, A: -1, Cfg: mode(ppo.GeoMean),
+			Loss: e(0.5), Grad: e(0.5), ClipLow: 1, CPUOnly: true, TokenLevel: true},
+		{Name: "gspo_token", D: 0.1, A: 1, Cfg: mode(ppo.GSPOToken),
+			Loss: -e(0.1), Grad: -e(0.1), CPUOnly: true},
+		{Name: "gspo_token clip high", D: 0.3, A: 2, Cfg: mode(ppo.GSPOToken),
+			Loss: -2 * 1.28, Grad: 0, ClipHigh: 1, CPUOnly: true},
+		{Name: "one-sided clamp leaves the low side", D: -25, A: 1,
+			Cfg:  func(c *ppo.Config) { c.LogRatioClampHighOnly = true },
+			Loss: -e(-25), Grad: -e(-25), CPUOnly: true},
+		{Name: "one-sided clamp binds above", D: 25, A: -1,
+			Cfg:  func(c *ppo.Config) { c.LogRatioClampHighOnly, c.DualClip = true, 0 },
+			Loss: e(20), Grad: 0, CPUOnly: true},
 	}
 }
 
@@ -122,5 +194,6 @@ func To32(in ppo.Inputs[float64]) ppo.Inputs[float32] {
 		return y
 	}
 	return ppo.Inputs[float32]{Logp: c(in.Logp), OldLogp: c(in.OldLogp), Advantages: c(in.Advantages), Mask: c(in.Mask),
-		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights)}
+		ProxLogp: c(in.ProxLogp), RefLogp: c(in.RefLogp), TokenWeights: c(in.TokenWeights),
+		Entropy: c(in.Entropy), EntropyGrad: c(in.EntropyGrad), RolloutLogp: c(in.RolloutLogp)}
 }

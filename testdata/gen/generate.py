@@ -140,6 +140,212 @@ def policy_cases(g):
             cfg["logratio_clamp"] = 0.0
         req["config"] = cfg
         cases.append(req)
+    return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
+            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)))
+
+
+def policy_preset_cases(g):
+    """The verl and TRL presets, alone and with fields over them, and
+    verl's seq-mean-token-sum-norm (agg_norm_without_seqs)."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (3, 1)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        req["preset"] = ["verl", "trl", ""][k % 3]
+        if not req["preset"]:
+            del req["preset"]
+            req["config"]["agg_norm_without_seqs"] = True
+        cfg = req["config"]
+        cfg["agg"] = g.pick(AGGS)
+        if g.r.random() < 0.5:
+            req["ref_logp"] = [[num(x + g.u(-12, 12)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = g.pick([0.001, 0.04])
+            if g.r.random() < 0.5:
+                cfg["kl_estimator"] = g.pick(["k3", "k3+", "k1"])
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 1.5]))
+        if g.r.random() < 0.2:
+            cfg["dual_clip"] = 0.0
+        cases.append(req)
+    return cases
+
+
+def policy_rollout_cases(g):
+    """Rollout correction: importance weights and rejection at every level,
+    with some rows whose rollout log-probs drift far from the trainer's."""
+    cases = []
+    for k in range(36):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.05, 0.3, 1.0])
+        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        if k % 3 != 2:
+            cfg["rollout_is"] = g.pick(["token", "sequence"])
+            cfg["rollout_is_threshold"] = g.pick([2.0, 1.2, 5.0])
+        if k % 3 != 0:
+            cfg["rollout_rs"] = g.pick(["token", "sequence", "geometric"])
+            cfg["rollout_rs_threshold"] = g.pick([1.5, 2.0, 10.0])
+            if g.r.random() < 0.4:
+                cfg["rollout_rs_threshold_lower"] = g.pick([0.1, 0.8])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["gspo", "cispo", "sapo"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if g.r.random() < 0.2:
+            req["prox_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["old_logp"]]
+        cases.append(req)
+    for k in range(20):
+        # Off-policy sequence masking, with and without rollout log-probs.
+        B, T = g.pick([(1, 1), (3, 1)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["offpolicy_seq_mask_kl"] = g.pick([0.001, 0.05, 0.2])
+        if k % 2:
+            req["rollout_logp"] = [[num(x + g.u(-0.5, 0.5)) for x in row] for row in req["old_logp"]]
+            if g.r.random() < 0.5:
+                cfg["rollout_is"] = "token"
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "gspo"])
+        cases.append(req)
+    return cases
+
+
+def _policy_base(g, B, T):
+    """A policy_loss request on a random [B, T] batch with the edge masks."""
+    kind = g.pick(["full", "prefix", "holes", "random", "empty_row"]) if T > 1 else g.pick(["full", "empty_row"])
+    if kind == "empty_row" and B == 1:
+        kind = "full"
+    mask = g.mask(B, T, kind)
+    logp = g.mat(B, T, -4, 0)
+    spread = g.pick([0.1, 0.3, 0.6, 1.0])
+    old = [[num(x + g.u(-spread, spread)) for x in row] for row in logp]
+    return {"op": "policy_loss", "logp": logp, "old_logp": old, "mask": mask,
+            "advantages": g.mat(B, T, -2, 2), "config": {}}
+
+
+KL_VARIANTS = ["kl", "mse", "low_var_kl", "abs", "k3+"]
+
+
+def policy_variant_cases(g):
+    """verl's names beyond PPO's loss: its KL estimators and loss modes."""
+    cases = []
+    for k in range(40):
+        B, T = g.pick([(1, 1), (1, 5), (3, 1)]) if k < 5 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        if g.r.random() < 0.25:
+            cfg["ratio_level"] = "sequence"
+        wide = g.pick([1.0, 1.0, 14.0])  # 14 nats puts low_var_kl past 10
+        req["ref_logp"] = [[num(x + g.u(-wide, wide)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.01, 0.1, 0.5])
+        cfg["kl_estimator"] = KL_VARIANTS[k % len(KL_VARIANTS)]
+        if g.r.random() < 0.3:
+            cfg["kl_clamp"] = g.pick([0.05, 10.0])
+        cases.append(req)
+    for k in range(84):
+        mode = LOSS_MODES[k % len(LOSS_MODES)]
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 * len(LOSS_MODES) else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        cfg["agg"] = AGGS[(k // len(LOSS_MODES)) % len(AGGS)]
+        cfg["clip_low"] = g.pick([0.2, 0.1, 0.4])
+        cfg["clip_high"] = g.pick([0.2, 0.28, 0.4])
+        if mode in ("gspo", "gspo_token"):
+            cfg["clip_low"], cfg["clip_high"] = g.pick([(0.0003, 0.0004), (0.02, 0.02), (0.2, 0.28)])
+        if g.r.random() < 0.3:
+            cfg["dual_clip"] = g.pick([1.5, 3.0])
+        if mode == "sapo" and g.r.random() < 0.5:
+            cfg["tau_pos"], cfg["tau_neg"] = g.pick([(2.0, 3.0), (0.5, 0.7)])
+        if g.r.random() < 0.4:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = g.pick([0.01, 0.1])
+            cfg["kl_estimator"] = g.pick(["k1", "k3", "low_var_kl", "k3+"])
+        if mode != "geo_mean" and g.r.random() < 0.3:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if mode != "geo_mean" and g.r.random() < 0.2:
+            req["prox_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["old_logp"]]
+            cfg["behave_cap"] = g.pick([5.0, 1.5])
+        if g.r.random() < 0.2:
+            # Ratios beyond the clamps: a tight clamp, maybe one-sided, or
+            # an outlier token 25 nats away.
+            if g.r.random() < 0.5:
+                cfg["logratio_clamp"] = g.pick([0.05, 0.2])
+                cfg["logratio_clamp_high_only"] = g.r.random() < 0.5
+            else:
+                b, t = g.r.randrange(B), g.r.randrange(T)
+                req["mask"][b][t] = 1
+                req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 25.0]))
+        cases.append(req)
+    return cases
+
+
+LOSS_MODES = ["gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg"]
+
+
+def policy_entropy_cases(g):
+    """The entropy bonus (its gradient with respect to the entropy checked
+    too) and top-rho entropy masking, with every mode that allows it."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["entropy"] = g.mat(B, T, 0, 4)
+        if k % 3 != 2:
+            cfg["entropy_coeff"] = g.pick([0.001, 0.01, -0.01])
+        if k % 3 != 0:
+            cfg["entropy_top_ratio"] = g.pick([0.2, 0.5, 1.0])
+        if g.r.random() < 0.4:
+            cfg["loss_mode"] = g.pick(["gspo", "cispo", "sapo", "kl_cov"])
+            if cfg["loss_mode"] == "kl_cov":
+                cfg["kl_cov_ratio"] = 0.2
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
+    return cases
+
+
+def policy_cov_cases(g):
+    """Clip-Cov and KL-Cov: ratios large enough to pick several tokens of a
+    small batch, covariance bounds that some tokens meet."""
+    cases = []
+    for k in range(30):
+        mode = ["clip_cov", "kl_cov"][k % 2]
+        B, T = g.pick([(1, 1), (1, 7), (5, 1)]) if k < 6 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        cfg["agg"] = AGGS[(k // 2) % len(AGGS)]
+        if mode == "clip_cov":
+            cfg["clip_cov_ratio"] = g.pick([0.0002, 0.1, 0.3, 1.0])
+            cfg["clip_cov_lb"], cfg["clip_cov_ub"] = g.pick([(1.0, 5.0), (0.01, 5.0), (-1.0, 0.5)])
+            cfg["clip_cov_seed"] = g.r.randrange(1 << 20)
+        else:
+            cfg["kl_cov_ratio"] = g.pick([0.0002, 0.1, 0.3, 1.0])
+            cfg["ppo_kl_coef"] = g.pick([0.1, 1.0])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"], cfg["kl_estimator"] = 0.05, g.pick(["k1", "low_var_kl"])
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
     return cases
 
 

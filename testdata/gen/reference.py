@@ -28,7 +28,7 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, seq_count=0.0):
+def _row_coef(mask, mode, norm, token_count, seq_count=0.0, norm_without_seqs=False):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
     lengths = mask.sum(dim=1)
@@ -50,7 +50,7 @@ def _row_coef(mask, mode, norm, token_count, seq_count=0.0):
             coef[b] = 1.0 / bprime
         elif mode == "seq-mean-token-sum-norm":
             c = norm if norm > 0 else float(T)
-            coef[b] = 1.0 / (bprime * c)
+            coef[b] = 1.0 / c if norm_without_seqs else 1.0 / (bprime * c)
         elif mode == "token-sum":
             coef[b] = 1.0
         else:
@@ -69,6 +69,22 @@ POLICY_DEFAULTS = {
     "ratio_level": "token", "agg": "token-mean", "agg_norm": 0.0, "token_count": 0.0,
     "kl_coef": 0.0, "kl_estimator": "k3", "kl_clamp": 0.0,
     "behave_cap": 5.0, "behave_cap_mode": "truncate",
+    "loss_mode": "vanilla", "tau_pos": 1.0, "tau_neg": 1.05, "logratio_clamp_high_only": False,
+    "clip_cov_ratio": 0.0002, "clip_cov_lb": 1.0, "clip_cov_ub": 5.0, "clip_cov_seed": 0,
+    "kl_cov_ratio": 0.0002, "ppo_kl_coef": 0.1,
+    "entropy_coeff": 0.0, "entropy_top_ratio": 0.0,
+    "rollout_is": None, "rollout_is_threshold": 2.0,
+    "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
+    "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
+}
+
+
+# The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
+# verl dual-clips at 3, takes low_var_kl, and divides seq-mean-token-sum-norm
+# by T alone; TRL exponentiates the raw log-ratio.
+POLICY_PRESETS = {
+    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True},
+    "trl": {"logratio_clamp": 0.0},
 }
 
 
@@ -90,12 +106,25 @@ def _surrogate(ratio, adv, cfg):
 def _kl(logp, ref, cfg):
     x = logp - ref
     est = cfg["kl_estimator"]
-    if est == "k1":
+    if est in ("k1", "kl"):
         return x
-    if est == "k2":
+    if est in ("k2", "mse"):
         return 0.5 * x * x
     if est == "k3":
         return _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+    if est == "abs":
+        return x.abs()
+    if est == "low_var_kl":
+        # verl's form: the log-ratio clamped to +-20, k3, its value clamped
+        # to +-10 (to +-kl_clamp when that is set).
+        neg = torch.clamp(ref - logp, -20.0, 20.0)
+        k = torch.exp(neg) - neg - 1.0
+        return _clamp(k, cfg["kl_clamp"] if cfg["kl_clamp"] > 0 else 10.0)
+    if est == "k3+":
+        # Straight through: k3's value, k2's gradient.
+        value = _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        k2 = 0.5 * x * x
+        return k2 - k2.detach() + value.detach()
     raise ValueError("unknown kl_estimator " + est)
 
 
@@ -113,6 +142,7 @@ def _behave_weight(prox, old, cfg):
 
 def policy_loss(req):
     cfg = dict(POLICY_DEFAULTS)
+    cfg.update(POLICY_PRESETS.get(req.get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     mask = _t(req["mask"])
     logp = _t(req["logp"]).requires_grad_(True)
@@ -125,29 +155,198 @@ def policy_loss(req):
     adv = torch.where(keep, adv, torch.zeros_like(adv))
     base = old
     weight = torch.ones_like(old)
+    if "rollout_logp" in req:
+        rollout = torch.where(keep, _t(req["rollout_logp"]), torch.zeros_like(old))
+        is_w, mask = _rollout_correction(old - rollout, mask, cfg)
+        weight = is_w  # the behaviour weight below multiplies it
     if "prox_logp" in req:
         prox = torch.where(keep, _t(req["prox_logp"]), torch.zeros_like(old))
-        weight = _behave_weight(prox, old, cfg)
+        weight = weight * _behave_weight(prox, old, cfg)
         base = prox
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
-    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"])
+    if cfg["offpolicy_seq_mask_kl"] > 0:
+        sample = rollout if "rollout_logp" in req else old
+        weight = weight * _offpolicy_keep(sample, lp.detach(), adv, mask, cfg["offpolicy_seq_mask_kl"])
+    entropy = None
+    if "entropy" in req:
+        entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
+        if cfg["entropy_top_ratio"] > 0:
+            weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
+                     norm_without_seqs=cfg["agg_norm_without_seqs"])
     delta = lp - base
-    if cfg["ratio_level"] == "token":
-        ratio = torch.exp(_clamp(delta, cfg["logratio_clamp"]))
+    mode = cfg["loss_mode"]
+    if mode != "vanilla":
+        loss = _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg)
+    elif cfg["ratio_level"] == "token":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
     elif cfg["ratio_level"] == "sequence":
         lengths = mask.sum(dim=1)
         mean = (delta * mask).sum(dim=1) / torch.clamp(lengths, min=1.0)
-        ratio = torch.exp(_clamp(mean, cfg["logratio_clamp"]))[:, None].expand_as(delta)
+        ratio = torch.exp(_clamp_logratio(mean, cfg))[:, None].expand_as(delta)
     else:
         raise ValueError("unknown ratio_level " + cfg["ratio_level"])
-    loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
+    if mode == "vanilla":
+        loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
         loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
+    if entropy is not None:
+        loss = loss - cfg["entropy_coeff"] * _aggregate(entropy, mask, coef)
     loss.backward()
     grad = logp.grad * mask
-    return {"loss": loss.item(), "grad": _rows(grad)}
+    out = {"loss": loss.item(), "grad": _rows(grad)}
+    if entropy is not None:
+        out["entropy_grad"] = _rows(entropy.grad * mask)
+    return out
+
+
+def _rollout_correction(log_ratio, mask, cfg):
+    """verl's rollout correction (docs/spec.md#rollout-correction): the
+    truncated importance weights (constants) and the mask with rejected
+    tokens removed, log-ratios clamped to +-20 before exp."""
+    safe = lambda x: torch.exp(torch.clamp(x, -20.0, 20.0))
+    lengths = mask.sum(dim=1, keepdim=True)
+    seq_sum = (log_ratio * mask).sum(dim=1, keepdim=True)
+    weight = torch.ones_like(log_ratio)
+    if cfg["rollout_is"] == "token":
+        weight = torch.clamp(safe(log_ratio), max=cfg["rollout_is_threshold"])
+    elif cfg["rollout_is"] == "sequence":
+        weight = torch.clamp(safe(seq_sum), max=cfg["rollout_is_threshold"]).expand_as(log_ratio)
+    elif cfg["rollout_is"] is not None:
+        raise ValueError("unknown rollout_is " + cfg["rollout_is"])
+    rs = cfg["rollout_rs"]
+    if rs is not None:
+        upper = cfg["rollout_rs_threshold"]
+        lower = cfg["rollout_rs_threshold_lower"] or 1.0 / upper
+        if rs == "token":
+            ratio = safe(log_ratio)
+        elif rs == "sequence":
+            ratio = safe(seq_sum).expand_as(log_ratio)
+        elif rs == "geometric":
+            ratio = safe(seq_sum / torch.clamp(lengths, min=1.0)).expand_as(log_ratio)
+        else:
+            raise ValueError("unknown rollout_rs " + rs)
+        mask = mask * ((ratio >= lower) & (ratio <= upper)).double()
+    return weight.detach(), mask
+
+
+def _offpolicy_keep(sample, lp, adv, mask, delta):
+    """DeepSeek-V3.2's off-policy sequence mask (docs/spec.md#rollout-correction):
+    0 on the rows whose mean advantage is negative and whose mean
+    log(pi_sample / pi_theta) exceeds delta, 1 elsewhere; a constant."""
+    n = mask.sum(dim=1, keepdim=True)
+    a = (adv * mask).sum(dim=1, keepdim=True)
+    kl = ((sample - lp) * mask).sum(dim=1, keepdim=True) / torch.clamp(n, min=1.0)
+    drop = (n > 0) & (a < 0) & (kl > delta)
+    return torch.where(drop, torch.zeros_like(kl), torch.ones_like(kl)).expand_as(lp)
+
+
+def _top_entropy(entropy, mask, rho):
+    """1 on the max(1, floor(rho*N + 1/2)) valid tokens of highest entropy,
+    ties to the lower flat index; 0 elsewhere (docs/spec.md#entropy)."""
+    B, T = mask.shape
+    valid = [(-float(entropy[b][t]), b * T + t) for b in range(B) for t in range(T) if mask[b][t] > 0]
+    keep = torch.zeros(B, T)
+    n = min(max(1, int(rho * len(valid) + 0.5)), len(valid))
+    for _, k in sorted(valid)[:n]:
+        keep[k // T][k % T] = 1.0
+    return keep
+
+
+def _clamp_logratio(x, cfg):
+    """The log-ratio clamp: +-logratio_clamp, or from above only."""
+    c = cfg["logratio_clamp"]
+    if c > 0 and cfg["logratio_clamp_high_only"]:
+        return torch.clamp(x, max=c)
+    return _clamp(x, c)
+
+
+def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
+    """The policy term of the loss modes other than vanilla
+    (docs/spec.md#loss-modes), written as their papers state them, with
+    stop-gradients as detach()."""
+    lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
+    lengths = torch.clamp(mask.sum(dim=1), min=1.0)
+    if mode in ("gspo", "gspo_token"):
+        mean = (delta * mask).sum(dim=1) / lengths
+        if mode == "gspo":
+            logs = _clamp_logratio(mean, cfg)[:, None].expand_as(delta)
+        else:
+            # GSPO-token: s_t = sg[s] * pi(y_t) / sg[pi(y_t)].
+            logs = _clamp_logratio(lp - lp.detach() + mean.detach()[:, None], cfg)
+        return _aggregate(_surrogate(torch.exp(logs), adv, cfg) * weight, mask, coef)
+    if mode == "cispo":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        w = torch.clamp(ratio, lo, hi).detach()
+        return _aggregate(-w * adv * lp * weight, mask, coef)
+    if mode == "gpg":
+        return _aggregate(-adv * lp * weight, mask, coef)
+    if mode == "sapo":
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        tau = torch.where(adv > 0, torch.full_like(adv, cfg["tau_pos"]), torch.full_like(adv, cfg["tau_neg"]))
+        gate = torch.sigmoid(tau * (ratio - 1.0)) * 4.0 / tau
+        return _aggregate(-gate * adv * weight, mask, coef)
+    if mode == "geo_mean":
+        sgn = torch.sign(adv)
+        clipped = torch.clamp(delta, -cfg["clip_low"], cfg["clip_high"])
+        d = sgn * torch.minimum(sgn * delta, sgn * clipped)
+        ratio = torch.exp(_clamp_logratio((d * mask).sum(dim=1) / lengths, cfg))
+        abar = (adv * mask).sum(dim=1) / lengths
+        return _aggregate((-abar * ratio)[:, None].expand_as(delta), mask, coef)
+    if mode in ("clip_cov", "kl_cov"):
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        picked = _cov_picked(mode, lp.detach(), ratio.detach(), adv, mask, cfg)
+        if mode == "clip_cov":
+            loss = torch.maximum(-adv * ratio, -adv * torch.clamp(ratio, lo, hi))
+            loss = torch.where(picked, torch.zeros_like(loss), loss)
+        else:
+            loss = -adv * ratio + torch.where(picked, cfg["ppo_kl_coef"] * delta.abs(), torch.zeros_like(delta))
+        return _aggregate(loss * weight, mask, coef)
+    raise ValueError("unknown loss_mode " + mode)
+
+
+def _splitmix64(x):
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def _cov_picked(mode, lp, ratio, adv, mask, cfg):
+    """The tokens Clip-Cov or KL-Cov act on (docs/spec.md#loss-modes), as a
+    plain loop: covariance with the batch means over valid tokens; KL-Cov
+    the highest, ties to the lower flat index; Clip-Cov the eligible tokens
+    in the order of splitmix64(seed ^ index)."""
+    B, T = mask.shape
+    valid = [(b, t) for b in range(B) for t in range(T) if mask[b][t] > 0]
+    n = len(valid)
+    picked = torch.zeros(B, T, dtype=torch.bool)
+    if n == 0:
+        return picked
+    ma = sum(float(adv[b][t]) for b, t in valid) / n
+    ml = sum(float(lp[b][t]) for b, t in valid) / n
+    lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
+    cands = []
+    for b, t in valid:
+        a = float(adv[b][t])
+        cov = (a - ma) * (float(lp[b][t]) - ml)
+        k = b * T + t
+        if mode == "kl_cov":
+            cands.append((-cov, k))
+            continue
+        r = float(ratio[b][t])
+        if (a > 0 and r > hi) or (a < 0 and r < lo):
+            continue  # clipped by the surrogate already
+        if cfg["clip_cov_lb"] < cov < cfg["clip_cov_ub"]:
+            cands.append((_splitmix64(cfg["clip_cov_seed"] ^ k), k))
+    frac = cfg["kl_cov_ratio"] if mode == "kl_cov" else cfg["clip_cov_ratio"]
+    count = min(max(1, int(n * frac)), len(cands))
+    for _, k in sorted(cands)[:count]:
+        picked[k // T][k % T] = True
+    return picked
 
 
 # ---------------------------------------------------------------- value loss

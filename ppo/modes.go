@@ -1,0 +1,345 @@
+package ppo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// LossMode is the form of the policy term (verl actor.policy_loss.loss_mode;
+// docs/spec.md#loss-modes). Every mode shares the aggregation, the KL term
+// and the token weights; they differ in the per-token (or per-sequence)
+// surrogate.
+type LossMode int
+
+const (
+	// Vanilla is the clipped surrogate of PPO with dual clip (verl
+	// "vanilla"); with Config.RatioLevel = SequenceRatio it is GSPO.
+	Vanilla LossMode = iota
+	// GSPO is the sequence-level ratio s_b = exp(mean_t Δ) clipped per
+	// sequence, its gradient spread evenly over the sequence's tokens
+	// ("Group Sequence Policy Optimization", arXiv 2507.18071, §4.1). It
+	// is the same loss as Vanilla with RatioLevel = SequenceRatio.
+	GSPO
+	// GSPOToken is GSPO-token (same paper, §4.3): the value of GSPO, with
+	// s_{b,t} = sg[s_b]·π_θ(y_t)/sg[π_θ(y_t)], so each token's gradient
+	// carries its own advantage. It is what verl's "gspo" computes.
+	GSPOToken
+	// GeoMean is GMPO ("Geometric-Mean Policy Optimization", arXiv
+	// 2507.20673): per sequence, −Ā_b·exp(mean_t Δ'_t) with Δ' the
+	// log-ratio clipped per token in log space to [−ε_low, ε_high] on the
+	// side the advantage's sign makes pessimistic (verl "geo_mean").
+	GeoMean
+	// CISPO is MiniMax-M1's clipped IS-weight policy optimisation
+	// ("MiniMax-M1: Scaling Test-Time Compute Efficiently with Lightning
+	// Attention", arXiv 2506.13585, §3.1): −sg[clip(r, 1−ε_low,
+	// 1+ε_high)]·A·logp, so every token keeps a gradient (verl "cispo").
+	CISPO
+	// SAPO is soft adaptive policy optimisation ("Soft Adaptive Policy
+	// Optimization", arXiv 2511.20347): −A·(4/τ)·σ(τ·(r − 1)), a smooth gate
+	// in place of the clip, τ = Config.SAPOTauPos for A > 0 and SAPOTauNeg
+	// otherwise (verl "sapo").
+	SAPO
+	// GPG is the plain policy gradient −A·logp ("GPG: A Simple and Strong
+	// Reinforcement Learning Baseline for Model Reasoning", arXiv
+	// 2504.02546; verl "gpg").
+	GPG
+	// ClipCov is Clip-Cov ("The Entropy Mechanism of Reinforcement Learning
+	// for Reasoning Language Models", arXiv 2505.22617, §4): the clipped
+	// surrogate, with the gradient of a few tokens of high covariance
+	// between advantage and log-probability detached (verl "clip_cov").
+	ClipCov
+	// KLCov is KL-Cov (same paper, §4): the unclipped −A·r, with a penalty
+	// Config.KLCovCoef·|Δ| on the tokens of highest covariance (verl
+	// "kl_cov").
+	KLCov
+)
+
+var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"}
+
+func (m LossMode) String() string {
+	if m < 0 || int(m) >= len(lossModeNames) {
+		return fmt.Sprintf("LossMode(%d)", int(m))
+	}
+	return lossModeNames[m]
+}
+
+// ParseLossMode returns the LossMode named s, with verl's names (and
+// "gspo_token" for GSPO-token).
+func ParseLossMode(s string) (LossMode, error) {
+	for i, n := range lossModeNames {
+		if n == s {
+			return LossMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("ppo: unknown loss mode %q (want one of %q)", s, lossModeNames[:])
+}
+
+// The default SAPO temperatures, verl's actor.tau_pos and tau_neg, and
+// verl's defaults for Clip-Cov and KL-Cov (actor.policy_loss.clip_cov_ratio,
+// clip_cov_lb, clip_cov_ub, kl_cov_ratio, ppo_kl_coef).
+const (
+	DefaultSAPOTauPos   = 1.0
+	DefaultSAPOTauNeg   = 1.05
+	DefaultClipCovRatio = 0.0002
+	DefaultClipCovLow   = 1.0
+	DefaultClipCovHigh  = 5.0
+	DefaultKLCovRatio   = 0.0002
+	DefaultKLCovCoef    = 0.1
+)
+
+// sequenceLevel reports whether the policy term uses GSPO's sequence ratio.
+func (c Config) sequenceLevel() bool {
+	return c.RatioLevel == SequenceRatio || c.LossMode == GSPO || c.LossMode == GSPOToken
+}
+
+func (c Config) validateMode() error {
+	bad := func(field, format string, a ...any) error {
+		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
+	}
+	switch {
+	case c.LossMode < Vanilla || c.LossMode > KLCov:
+		return bad("LossMode", "%d is not a LossMode", int(c.LossMode))
+	case c.RatioLevel == SequenceRatio && c.LossMode > GSPOToken:
+		return bad("RatioLevel", "sequence is defined for loss modes vanilla, gspo and gspo_token, not %v", c.LossMode)
+	case !(c.SAPOTauPos >= 0) || math.IsInf(c.SAPOTauPos, 1):
+		return bad("SAPOTauPos", "%v, want 0 (default %v) or a finite number > 0", c.SAPOTauPos, DefaultSAPOTauPos)
+	case !(c.SAPOTauNeg >= 0) || math.IsInf(c.SAPOTauNeg, 1):
+		return bad("SAPOTauNeg", "%v, want 0 (default %v) or a finite number > 0", c.SAPOTauNeg, DefaultSAPOTauNeg)
+	case !(c.ClipCovRatio >= 0 && c.ClipCovRatio <= 1):
+		return bad("ClipCovRatio", "%v, want 0 (default %v) or a fraction in (0, 1]", c.ClipCovRatio, DefaultClipCovRatio)
+	case !(c.KLCovRatio >= 0 && c.KLCovRatio <= 1):
+		return bad("KLCovRatio", "%v, want 0 (default %v) or a fraction in (0, 1]", c.KLCovRatio, DefaultKLCovRatio)
+	case !(c.KLCovCoef >= 0) || math.IsInf(c.KLCovCoef, 1):
+		return bad("KLCovCoef", "%v, want 0 (default %v) or a finite number > 0", c.KLCovCoef, DefaultKLCovCoef)
+	case c.LossMode == ClipCov && !(c.ClipCovLow < c.ClipCovHigh):
+		return bad("ClipCovLow", "%v is not below ClipCovHigh = %v (verl's bounds are %v and %v; ppo.DefaultConfig sets them)",
+			c.ClipCovLow, c.ClipCovHigh, DefaultClipCovLow, DefaultClipCovHigh)
+	case math.IsNaN(c.ClipCovLow) || math.IsNaN(c.ClipCovHigh):
+		return bad("ClipCovLow", "NaN bound")
+	}
+	return nil
+}
+
+// modeRow is the row kernel of the modes CISPO, SAPO, GPG, Clip-Cov and
+// KL-Cov: one pass per token in Go (the AVX2 kernel serves Vanilla only);
+// Clip-Cov and KL-Cov read the tokens selectCov picked.
+func (j *policyJob[F]) modeRow(b int) {
+	acc := &j.rows[b]
+	in := &j.in
+	T := in.Logp.T
+	grad := j.grad[b*T : (b+1)*T]
+	if j.lengths[b] == 0 {
+		clear(grad)
+		return
+	}
+	coef := j.coef[b]
+	lp, old, adv, mask := in.Logp.Row(b), in.OldLogp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
+	prox, ref, tw := optionalRow(in.ProxLogp, b), optionalRow(in.RefLogp, b), optionalRow(in.TokenWeights, b)
+	rl := &j.rules
+	mode := j.cfg.LossMode
+	for t := range lp {
+		if mask[t] == 0 {
+			grad[t] = 0
+			continue
+		}
+		if bad := checkToken(t, lp, old, adv, prox, ref, tw); bad != badNone {
+			acc.bad, acc.badCol = bad, t
+			return
+		}
+		l, a, base := float64(lp[t]), float64(adv[t]), float64(old[t])
+		w := 1.0
+		if prox != nil {
+			base = float64(prox[t])
+			var capped bool
+			w, capped = rl.behave(j.exp(base - float64(old[t])))
+			if capped {
+				acc.capped++
+			}
+			acc.behave += w
+			acc.behaveMax = max(acc.behaveMax, w)
+		}
+		if tw != nil {
+			w *= float64(tw[t])
+		}
+		if j.dropped(b*T + t) {
+			w = 0
+		}
+		d := l - base
+		acc.negDelta -= d
+		d, live := rl.logRatio(d)
+		r := j.exp(d)
+		acc.ratio += r
+		var loss, dl float64
+		switch mode {
+		case CISPO:
+			var c int
+			loss, dl, c = rl.cispo(r, a, l)
+			switch c {
+			case clipHigh:
+				acc.clipHigh++
+			case clipLow:
+				acc.clipLow++
+			}
+		case SAPO:
+			loss, dl = rl.sapo(r, a)
+			if !live {
+				dl = 0
+			}
+		case GPG:
+			loss, dl = rl.gpg(a, l)
+		case ClipCov:
+			var g float64
+			var c int
+			loss, g, c = rl.surrogate(r, a)
+			switch c {
+			case clipHigh:
+				acc.clipHigh++
+			case clipLow:
+				acc.clipLow++
+			}
+			if live {
+				dl = -a * r * g
+			}
+			if j.picked[b*T+t] {
+				loss, dl = 0, 0
+				acc.covPicked++
+			}
+		case KLCov:
+			picked := j.picked[b*T+t]
+			if picked {
+				acc.covPicked++
+			}
+			loss, dl = rl.klCov(r, a, l-base, live, picked)
+		}
+		acc.policy += loss * w
+		dl *= w
+		if ref != nil {
+			x := l - float64(ref[t])
+			e := 0.0
+			if rl.needExp() {
+				e = j.exp(-x)
+			}
+			k, dk := rl.kl(x, e)
+			acc.kl += k
+			dl += rl.beta * dk
+		}
+		gv := F(coef*dl + 0)
+		if gv-gv != 0 {
+			acc.bad, acc.badCol = badOverflow, t
+			return
+		}
+		grad[t] = gv
+	}
+}
+
+// geoRow is the GMPO row: Δ' clipped per token in log space, R_b =
+// exp(mean Δ'), Ā_b the mean advantage, and the sequence loss −Ā_b·R_b
+// carried by each of its |y_b| tokens, so that the aggregation weighs it as
+// it weighs any per-token loss (seq-mean-token-mean: the mean over
+// sequences, as in the paper). dLoss/dlogp_t = −coef_b·Ā_b·R_b·live_t with
+// live_t = 0 where the clip binds (docs/spec.md#loss-modes).
+func (j *policyJob[F]) geoRow(b int) {
+	acc := &j.rows[b]
+	in := &j.in
+	n := j.lengths[b]
+	grad := j.grad[b*in.Logp.T : (b+1)*in.Logp.T]
+	if n == 0 {
+		clear(grad)
+		return
+	}
+	lp, old, adv, mask := in.Logp.Row(b), in.OldLogp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
+	ref := optionalRow(in.RefLogp, b)
+	rl := &j.rules
+	var sumClipped, sumAdv float64
+	for t := range lp {
+		if mask[t] == 0 {
+			continue
+		}
+		if bad := checkToken(t, lp, old, adv, nil, ref, nil); bad != badNone {
+			acc.bad, acc.badCol = bad, t
+			return
+		}
+		d, a := float64(lp[t])-float64(old[t]), float64(adv[t])
+		acc.negDelta -= d
+		dc, _, c := rl.geoLogRatio(d, a)
+		switch c {
+		case clipHigh:
+			acc.clipHigh++
+		case clipLow:
+			acc.clipLow++
+		}
+		sumClipped += dc
+		sumAdv += a
+	}
+	nf := float64(n)
+	md, ok := rl.logRatio(sumClipped / nf)
+	R := j.exp(md)
+	abar := sumAdv / nf
+	acc.ratio = R * nf
+	acc.policy = -abar * R * nf
+	coef := j.coef[b]
+	seq := 0.0
+	if ok {
+		seq = -coef * abar * R
+	}
+	for t := range lp {
+		if mask[t] == 0 {
+			grad[t] = 0
+			continue
+		}
+		l := float64(lp[t])
+		_, live, _ := rl.geoLogRatio(l-float64(old[t]), float64(adv[t]))
+		dl := 0.0
+		if live {
+			dl = seq
+		}
+		if ref != nil {
+			x := l - float64(ref[t])
+			e := 0.0
+			if rl.needExp() {
+				e = j.exp(-x)
+			}
+			k, dk := rl.kl(x, e)
+			acc.kl += k
+			dl += coef * rl.beta * dk
+		}
+		gv := F(dl + 0)
+		if gv-gv != 0 {
+			acc.bad, acc.badCol = badOverflow, t
+			return
+		}
+		grad[t] = gv
+	}
+}
+
+// optionalRow returns row b of x, or nil when x is not given.
+func optionalRow[F tensor.Float](x tensor.Batch[F], b int) []F {
+	if x.IsZero() {
+		return nil
+	}
+	return x.Row(b)
+}
+
+// checkToken validates the inputs of token t: every given input finite,
+// token weights ≥ 0.
+func checkToken[F tensor.Float](t int, lp, old, adv, prox, ref, tw []F) int {
+	check := float64(lp[t]) + float64(old[t]) + float64(adv[t])
+	if prox != nil {
+		check += float64(prox[t])
+	}
+	if ref != nil {
+		check += float64(ref[t])
+	}
+	if tw != nil {
+		check += float64(tw[t])
+		if tw[t] < 0 {
+			return badWeight
+		}
+	}
+	if check-check != 0 {
+		return badInput
+	}
+	return badNone
+}

@@ -1,0 +1,39 @@
+package ppo
+
+// VerlDefaults returns the actor defaults of verl's PPO trainer
+// (actor_rollout_ref.actor in verl/trainer/config/actor/actor.yaml) as a
+// Config: clip_ratio 0.2 both ways, dual clip at clip_ratio_c = 3 (verl
+// always applies it), the log-ratio clamped to ±20, token-mean, the KL
+// loss off (use_kl_loss false; kl_loss_type low_var_kl, clamped at 10,
+// if a coefficient is set — verl's kl_loss_coef is 0.001; KLClamp 10, as
+// verl clamps its "k3" and "k3+" values at 10 too), entropy_coeff 0,
+// loss_mode vanilla, SAPO's τ 1 and 1.05, Clip-Cov's bounds 1 and 5, and
+// seq-mean-token-sum-norm dividing by the constant alone, as verl's
+// agg_loss does (rlpost's default divides by B′·C).
+//
+// Where verl differs by construction it is documented rather than
+// emulated: its ppo_kl metric averages the clamped log-ratio (Stats.ApproxKL
+// the raw one; they differ only where |Δ| > 20), and its gspo mode is
+// GSPOToken with LogRatioClamp 10, LogRatioClampHighOnly, no dual clip and
+// seq-mean-token-mean (docs/spec.md#loss-modes).
+func VerlDefaults() Config {
+	c := DefaultConfig()
+	c.DualClip = 3
+	c.KLEstimator = LowVarKL
+	c.KLClamp = 10 // verl clamps k3, low_var_kl and k3+'s value alike
+	c.NormWithoutSeqs = true
+	return c
+}
+
+// TRLDefaults returns the loss defaults of TRL's GRPOTrainer (GRPOConfig):
+// epsilon 0.2 with epsilon_high = epsilon, no dual clip (delta None), no
+// log-ratio clamp (TRL exponentiates the raw log-ratio), loss_type "dapo"
+// (token-mean over the tokens of the accumulated batch: set TokenCount to
+// that count), beta 0 (the k3 estimator, unclamped, if set),
+// importance_sampling_level "token".
+func TRLDefaults() Config {
+	c := DefaultConfig()
+	c.LogRatioClamp = 0
+	c.KLEstimator = K3
+	return c
+}

@@ -1,0 +1,104 @@
+package ppo_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// presetBatch is one row of two tokens worked out by hand: token 0 has A =
+// −1 and ratio e^{ln 4} = 4, past the dual clip 3; token 1 has A = 1 and
+// ratio 1. Their log-probs sit 12 nats below (token 0) and on (token 1) the
+// reference.
+func presetBatch() ppo.Inputs[float64] {
+	mk := func(v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](1, len(v))
+		copy(b.Data, v)
+		return b
+	}
+	return ppo.Inputs[float64]{Logp: mk(-1, -2), OldLogp: mk(-1-math.Log(4), -2), Advantages: mk(-1, 1), Mask: mk(1, 1),
+		RefLogp: mk(11, -2)}
+}
+
+// TestVerlDefaultsReproducesVerl: verl's compute_policy_loss_vanilla with
+// its defaults gives token 0 the loss min(max(4, 1.2), 3) = 3 (dual clip at
+// clip_ratio_c = 3) and token 1 −1, token-mean 1; its low_var_kl with
+// kl_loss_coef 0.001 clamps token 0's k3 (e^{12} − 13) at 10 and gives token
+// 1 0: 0.001·(10 + 0)/2. Total 1.005, gradient (0, −1/2 + 0.001·0/2).
+func TestVerlDefaultsReproducesVerl(t *testing.T) {
+	cfg := ppo.VerlDefaults()
+	require.NoError(t, cfg.Validate())
+	cfg.KLCoef = 0.001 // use_kl_loss: true with verl's kl_loss_coef
+	g := make([]float64, 2)
+	res, err := ppo.PolicyLoss(gradBatch(g, presetBatch()), presetBatch(), cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.005, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{0, -0.5}, g, 1e-15)
+	assert.Equal(t, 0.5, res.Metrics()["actor/pg_clipfrac_lower"], "verl's pg_clipfrac_lower is the dual-clip fraction")
+
+	// verl's seq-mean-token-sum-norm divides by T alone: the row twice
+	// gives 2·(3 − 1)/2 = 2, where rlpost's default divides by B′·T: 1.
+	two := func(x tensor.Batch[float64]) tensor.Batch[float64] {
+		y := tensor.MustNew[float64](2, 2)
+		copy(y.Data, x.Data)
+		copy(y.Data[2:], x.Data)
+		return y
+	}
+	in := presetBatch()
+	in.Logp, in.OldLogp, in.Advantages, in.Mask, in.RefLogp = two(in.Logp), two(in.OldLogp), two(in.Advantages), two(in.Mask), two(in.RefLogp)
+	cfg.KLCoef, cfg.Mode = 0, ppo.SeqMeanTokenSumNorm
+	g = make([]float64, 4)
+	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 2.0, res.Loss, 1e-15)
+	cfg.NormWithoutSeqs = false
+	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, res.Loss, 1e-15)
+}
+
+// TestTRLDefaultsReproducesTRL: TRL's GRPOTrainer with its defaults
+// (epsilon 0.2, no delta, loss_type "dapo", beta 0) computes
+// −min(r·A, clip(r, 0.8, 1.2)·A) per token: 4 for token 0 (no dual clip)
+// and −1 for token 1, averaged over the 2 tokens: 1.5.
+func TestTRLDefaultsReproducesTRL(t *testing.T) {
+	cfg := ppo.TRLDefaults()
+	require.NoError(t, cfg.Validate())
+	g := make([]float64, 2)
+	res, err := ppo.PolicyLoss(gradBatch(g, presetBatch()), presetBatch(), cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.5, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{4.0 / 2, -0.5}, g, 1e-15)
+
+	// beta 0.04 (the GRPO paper's) with TRL's unclamped k3: e^{12} − 13 for
+	// token 0.
+	cfg.KLCoef = 0.04
+	res, err = ppo.PolicyLoss(gradBatch(g, presetBatch()), presetBatch(), cfg)
+	require.NoError(t, err)
+	assert.InEpsilon(t, 1.5+0.04*(math.Exp(12)-13)/2, res.Loss, 1e-14)
+}
+
+// TestNormWithoutSeqsMicroBatchesAddUp: verl's seq-mean-token-sum-norm has
+// no count in it, so micro-batches add up without any global count.
+func TestNormWithoutSeqsMicroBatchesAddUp(t *testing.T) {
+	in := randomInputs(batchSpec{b: 7, t: 12, ref: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 121})
+	cfg := ppo.VerlDefaults()
+	cfg.Mode, cfg.KLCoef = ppo.SeqMeanTokenSumNorm, 0.01
+	whole := make([]float64, in.Logp.Size())
+	res, err := ppo.PolicyLoss(gradBatch(whole, in), in, cfg)
+	require.NoError(t, err)
+	parts := make([]float64, in.Logp.Size())
+	var sum float64
+	for _, cut := range [][2]int{{0, 2}, {2, 7}} {
+		r, err := ppo.PolicyLoss(gradBatch(parts[cut[0]*12:cut[1]*12], sliceInputs(in, cut[0], cut[1])), sliceInputs(in, cut[0], cut[1]), cfg)
+		require.NoError(t, err)
+		sum += r.Loss
+	}
+	assert.InDelta(t, res.Loss, sum, 1e-14)
+	assert.InDeltaSlice(t, whole, parts, 1e-15)
+}

@@ -1,0 +1,273 @@
+package ppo_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/tensor"
+)
+
+// withRollout adds rollout log-probs at most spread nats from old_logp,
+// with one token of each row far off when far is set.
+func withRollout(in ppo.Inputs[float64], spread float64, far bool, seed uint64) ppo.Inputs[float64] {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	in.RolloutLogp = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	for i, o := range in.OldLogp.Data {
+		in.RolloutLogp.Data[i] = o + spread*(2*rng.Float64()-1)
+	}
+	if far {
+		for b := 1; b < in.Logp.B; b += 2 {
+			in.RolloutLogp.Data[b*in.Logp.T+b%in.Logp.T] -= 3
+		}
+	}
+	return in
+}
+
+func TestParseRolloutLevel(t *testing.T) {
+	for name, want := range map[string]ppo.RolloutLevel{"": ppo.RolloutOff, "token": ppo.RolloutToken, "sequence": ppo.RolloutSequence, "geometric": ppo.RolloutGeometric} {
+		got, err := ppo.ParseRolloutLevel(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ppo.ParseRolloutLevel("seq_mean_k1")
+	assert.Error(t, err)
+}
+
+// rolloutConfigs are the corrections the tests run.
+func rolloutConfigs() map[string]func(*ppo.Config) {
+	return map[string]func(*ppo.Config){
+		"metrics only": func(c *ppo.Config) {},
+		"is token":     func(c *ppo.Config) { c.RolloutIS, c.RolloutISThreshold = ppo.RolloutToken, 1.1 },
+		"is sequence":  func(c *ppo.Config) { c.RolloutIS, c.RolloutISThreshold = ppo.RolloutSequence, 1.5 },
+		"rs token":     func(c *ppo.Config) { c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutToken, 1.2 },
+		"rs sequence": func(c *ppo.Config) {
+			c.RolloutRS, c.RolloutRSThreshold, c.RolloutRSThresholdLower = ppo.RolloutSequence, 2, 0.05
+		},
+		"rs geometric": func(c *ppo.Config) { c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutGeometric, 1.2 },
+		"is token+rs geomean": func(c *ppo.Config) {
+			c.RolloutIS, c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutToken, ppo.RolloutGeometric, 1.3
+		},
+		"off-policy mask": func(c *ppo.Config) { c.OffPolicySeqMaskKL = 0.001 },
+	}
+}
+
+// TestRolloutGradients: the weights and rejections are constants of
+// logp, so the gradient is the derivative of the corrected loss, checked by
+// central differences for each correction, at each aggregation.
+func TestRolloutGradients(t *testing.T) {
+	const h = 1e-6
+	for name, set := range rolloutConfigs() {
+		for _, agg := range []ppo.Aggregation{ppo.TokenMean, ppo.SeqMeanTokenMean, ppo.TokenSum} {
+			t.Run(fmt.Sprintf("%s/%v", name, agg), func(t *testing.T) {
+				in := withRollout(randomInputs(batchSpec{b: 6, t: 9, ref: true, weights: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 111}), 0.3, true, 1)
+				cfg := ppo.DefaultConfig()
+				cfg.Mode, cfg.KLCoef = agg, 0.05
+				set(&cfg)
+				if cfg.OffPolicySeqMaskKL > 0 {
+					for i, a := range in.Advantages.Data {
+						in.Advantages.Data[i] = -math.Abs(a) // every row a candidate
+					}
+				}
+				grad := make([]float64, in.Logp.Size())
+				res, err := ppo.PolicyLoss(gradBatch(grad, in), in, cfg)
+				require.NoError(t, err)
+				if cfg.RolloutIS != ppo.RolloutOff {
+					assert.NotZero(t, res.Rollout.ISTruncatedFrac, "no weight truncated: the case does not exercise it")
+				}
+				if cfg.OffPolicySeqMaskKL > 0 {
+					assert.NotZero(t, res.Rollout.OffPolicyMaskedFrac, "no sequence masked: the case does not exercise it")
+				}
+				if cfg.RolloutRS != ppo.RolloutOff {
+					assert.NotZero(t, res.Rollout.RSMaskedFrac, "nothing rejected: the case does not exercise it")
+					assert.Less(t, res.Rollout.RSMaskedFrac, 1.0)
+				}
+				for k := range grad {
+					q := clone(in)
+					q.RolloutLogp = in.RolloutLogp
+					q.Logp.Data[k] += h
+					up := lossAt(t, q, cfg)
+					q.Logp.Data[k] -= 2 * h
+					fd := (up - lossAt(t, q, cfg)) / (2 * h)
+					assert.Truef(t, relClose(grad[k], fd, 1e-5, 1e-8), "[%d,%d]: grad %.10g, fd %.10g", k/in.Logp.T, k%in.Logp.T, grad[k], fd)
+				}
+			})
+		}
+	}
+}
+
+// TestRolloutByHand: one row, two tokens with ℓ = old − rollout = (ln 3,
+// 0). Token weights truncate at 2: (2, 1). The sequence weight e^{ln 3} = 3
+// truncates to 2. Token rejection at [0.5, 2] drops the first token, and
+// the token-mean denominator with it.
+func TestRolloutByHand(t *testing.T) {
+	mk := func(v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](1, len(v))
+		copy(b.Data, v)
+		return b
+	}
+	l3 := math.Log(3)
+	in := ppo.Inputs[float64]{Logp: mk(-1, -2), OldLogp: mk(-1, -2), Advantages: mk(1, 1), Mask: mk(1, 1),
+		RolloutLogp: mk(-1-l3, -2)}
+	run := func(set func(*ppo.Config)) (ppo.Result, []float64) {
+		cfg := ppo.DefaultConfig()
+		set(&cfg)
+		g := make([]float64, 2)
+		res, err := ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+		require.NoError(t, err)
+		return res, g
+	}
+	res, g := run(func(c *ppo.Config) { c.RolloutIS = ppo.RolloutToken })
+	assert.InDelta(t, -(2+1)/2.0, res.Loss, 1e-15) // r = 1: ℓ = −A·w
+	assert.InDeltaSlice(t, []float64{-1, -0.5}, g, 1e-15)
+	assert.Equal(t, 0.5, res.Rollout.ISTruncatedFrac)
+	assert.InDelta(t, 1.5, res.Rollout.ISMean, 1e-15)
+	assert.InDelta(t, -l3/2, res.Rollout.KL, 1e-15)
+	assert.InDelta(t, (3-l3-1)/2, res.Rollout.K3KL, 1e-15)
+	assert.InDelta(t, math.Exp(1.5), res.Rollout.TrainingPPL, 1e-12)
+	assert.InDelta(t, math.Exp(1.5+l3/2), res.Rollout.RolloutPPL, 1e-12)
+	assert.InDelta(t, math.Exp(-l3/2), res.Rollout.PPLRatio, 1e-15)
+
+	res, g = run(func(c *ppo.Config) { c.RolloutIS = ppo.RolloutSequence })
+	assert.InDelta(t, -2.0, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{-1, -1}, g, 1e-15)
+	assert.Equal(t, 1.0, res.Rollout.ISTruncatedFrac)
+
+	res, g = run(func(c *ppo.Config) { c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutToken, 2 })
+	assert.InDelta(t, -1.0, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{0, -1}, g, 1e-15)
+	assert.Equal(t, 1, res.Tokens)
+	assert.Equal(t, 0.5, res.Rollout.RSMaskedFrac)
+	assert.Equal(t, 1.0, res.Rollout.RSSeqMaskedFrac)
+
+	// The geometric mean √3 ≈ 1.73 passes [0.5, 2]; the product 3 does not.
+	res, _ = run(func(c *ppo.Config) { c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutGeometric, 2 })
+	assert.Equal(t, 0.0, res.Rollout.RSMaskedFrac)
+	res, g = run(func(c *ppo.Config) { c.RolloutRS, c.RolloutRSThreshold = ppo.RolloutSequence, 2 })
+	assert.Equal(t, 1.0, res.Rollout.RSMaskedFrac)
+	assert.Equal(t, 0.0, res.Loss)
+	assert.Equal(t, []float64{0, 0}, g)
+}
+
+func TestRolloutRejects(t *testing.T) {
+	in := randomInputs(batchSpec{b: 2, t: 5, spread: 0.2, seed: 112})
+	cfg := ppo.DefaultConfig()
+	cfg.RolloutIS = ppo.RolloutToken
+	_, err := ppo.PolicyLoss(gradBatch(make([]float64, 10), in), in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrShape)
+	in = withRollout(in, 0.1, false, 2)
+	for i := range in.Mask.Data {
+		in.Mask.Data[i] = 1
+	}
+	in.RolloutLogp.Data[6] = math.Inf(-1)
+	_, err = ppo.PolicyLoss(gradBatch(make([]float64, 10), in), in, cfg)
+	require.ErrorIs(t, err, tensor.ErrNonFinite)
+	assert.Contains(t, err.Error(), "rollout_logp[1,1]")
+	in.RolloutLogp.Data[6] = -1
+	in.Mask.Data[3] = 0.5
+	_, err = ppo.PolicyLoss(gradBatch(make([]float64, 10), in), in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrMask)
+	for _, bad := range []func(*ppo.Config){
+		func(c *ppo.Config) { c.RolloutRS = ppo.RolloutToken }, // no threshold
+		func(c *ppo.Config) {
+			c.RolloutRS, c.RolloutRSThreshold, c.RolloutRSThresholdLower = ppo.RolloutToken, 2, 3
+		},
+		func(c *ppo.Config) { c.RolloutIS = ppo.RolloutGeometric },
+		func(c *ppo.Config) { c.RolloutIS, c.RolloutISThreshold = ppo.RolloutToken, -1 },
+		func(c *ppo.Config) { c.RolloutIS, c.LossMode = ppo.RolloutToken, ppo.GeoMean },
+	} {
+		c := ppo.DefaultConfig()
+		bad(&c)
+		assert.ErrorIs(t, c.Validate(), tensor.ErrRange)
+	}
+}
+
+// TestRolloutMicroBatchesAddUp: weights and rejections are row-local, so
+// with the whole batch's counts (after rejection) micro-batches add up.
+func TestRolloutMicroBatchesAddUp(t *testing.T) {
+	in := withRollout(randomInputs(batchSpec{b: 7, t: 12, ref: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 113}), 0.3, true, 3)
+	for name, set := range rolloutConfigs() {
+		for _, agg := range []ppo.Aggregation{ppo.TokenMean, ppo.SeqMeanTokenMean, ppo.SeqMeanTokenSum, ppo.SeqMeanTokenSumNorm, ppo.TokenSum} {
+			cfg := ppo.DefaultConfig()
+			cfg.Mode, cfg.KLCoef = agg, 0.02
+			set(&cfg)
+			whole := make([]float64, in.Logp.Size())
+			res, err := ppo.PolicyLoss(gradBatch(whole, in), in, cfg)
+			require.NoError(t, err)
+			cfg.TokenCount, cfg.SeqCount = float64(res.Tokens), float64(res.Sequences)
+			parts := make([]float64, in.Logp.Size())
+			var sum float64
+			for _, cut := range [][2]int{{0, 2}, {2, 3}, {3, 7}} {
+				part := sliceInputs(in, cut[0], cut[1])
+				part.RolloutLogp = rowsOf(in.RolloutLogp, cut[0], cut[1])
+				r, err := ppo.PolicyLoss(gradBatch(parts[cut[0]*12:cut[1]*12], part), part, cfg)
+				require.NoError(t, err)
+				sum += r.Loss
+			}
+			assert.Truef(t, relClose(sum, res.Loss, 1e-12, 1e-15), "%s/%v: %.15g vs %.15g", name, agg, sum, res.Loss)
+			for k := range whole {
+				require.Truef(t, relClose(parts[k], whole[k], 1e-12, 1e-15), "%s/%v grad[%d]", name, agg, k)
+			}
+		}
+	}
+}
+
+// TestRolloutAllocatesNothing: the rollout-corrected loss reuses its
+// scratch, in float32 through the AVX2 path and in a loss mode.
+func TestRolloutAllocatesNothing(t *testing.T) {
+	in := to32(withRollout(randomInputs(batchSpec{b: 8, t: 64, ref: true, spread: 0.3, seed: 114}), 0.2, true, 4))
+	grad := make([]float32, in.Logp.Size())
+	for _, mode := range []ppo.LossMode{ppo.Vanilla, ppo.CISPO} {
+		cfg := ppo.DefaultConfig()
+		cfg.LossMode, cfg.KLCoef = mode, 0.001
+		cfg.RolloutIS, cfg.RolloutRS, cfg.RolloutRSThreshold = ppo.RolloutToken, ppo.RolloutGeometric, 1.5
+		allocs := testing.AllocsPerRun(20, func() {
+			if _, err := ppo.PolicyLoss(gradBatch(grad, in), in, cfg); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, "%v", mode)
+	}
+}
+
+// TestOffPolicySequenceMasking: row 0 has a negative advantage and a mean
+// log(π_sample/π_θ) of 0.5 > δ = 0.3: its policy term goes, its tokens stay
+// in the token-mean denominator. Row 1 drifts as far with A > 0 and stays.
+// With rollout log-probs the drift is measured against them instead.
+func TestOffPolicySequenceMasking(t *testing.T) {
+	mk := func(v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](2, 2)
+		copy(b.Data, v)
+		return b
+	}
+	in := ppo.Inputs[float64]{Logp: mk(-1.5, -1.5, -1.5, -1.5), OldLogp: mk(-1, -1, -1, -1), Advantages: mk(-1, -1, 1, 1),
+		Mask: mk(1, 1, 1, 1)}
+	cfg := ppo.DefaultConfig()
+	cfg.ClipLow, cfg.OffPolicySeqMaskKL = 0.9, 0.3
+	g := make([]float64, 4)
+	res, err := ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	r := math.Exp(-0.5)
+	assert.InDeltaSlice(t, []float64{0, 0, -r / 4, -r / 4}, g, 1e-15)
+	assert.Equal(t, 0.5, res.Rollout.OffPolicyMaskedFrac)
+	assert.Equal(t, 4, res.Tokens)
+	assert.Zero(t, res.Rollout.KL, "no rollout log-probs, no mismatch metrics")
+
+	in.RolloutLogp = mk(-1.5, -1.5, -1.5, -1.5) // the sampler agrees with π_θ: nothing drifted
+	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	assert.Zero(t, res.Rollout.OffPolicyMaskedFrac)
+	assert.InDelta(t, r/4, g[0], 1e-15)
+
+	in.RolloutLogp = nil0(in.RolloutLogp)
+	cfg.OffPolicySeqMaskKL = -1
+	_, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrRange)
+}
+
+func nil0(tensor.Batch[float64]) tensor.Batch[float64] { return tensor.Batch[float64]{} }
