@@ -53,9 +53,11 @@ func (j *policyJob[F]) tokenRow(b int) {
 			s = rowSums{behaveMax: 1}
 		}
 	}
-	if bad, col := j.tokenRange(b, from, T, &s); bad != badNone {
-		acc.bad, acc.badCol = bad, col
-		return
+	if from < T {
+		if bad, col := j.tokenRange(b, from, T, &s); bad != badNone {
+			acc.bad, acc.badCol = bad, col
+			return
+		}
 	}
 	acc.policy, acc.kl, acc.negDelta, acc.ratio = s.policy, s.kl, s.negDelta, s.ratio
 	acc.behave, acc.behaveMax, acc.capped = s.behave, s.behaveMax, s.capped
