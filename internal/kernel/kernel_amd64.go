@@ -25,6 +25,9 @@ func exp32AVX2(dst, src []float32)
 func policyTokensAVX2(k *PolicyTokens)
 
 //go:noescape
+func gaeTokens4AVX2(k *GAETokens4)
+
+//go:noescape
 func countMaskAVX2(m []float32) int
 
 // Run runs the AVX2 token-level policy-loss kernel on the first k.N &^ 7

@@ -651,3 +651,96 @@ countbad:
 	VZEROUPPER
 	MOVQ $-1, ret+24(FP)
 	RET
+
+// Offsets into GAETokens4; gae_test.go checks them against the Go struct.
+#define gR 0
+#define gV 8
+#define gAdv 16
+#define gRet 24
+#define gOff 32
+#define gN 64
+#define gG 96
+#define gGL 128
+#define gNV 160
+#define gNA 192
+#define gBad 224
+
+// LOAD4 gathers element t of the four rows at P (row offsets R11–R14)
+// into the four float32 lanes of X.
+#define LOAD4(P, X) \
+	VMOVSS (P)(R11*1), X \
+	VINSERTPS $0x10, (P)(R12*1), X, X \
+	VINSERTPS $0x20, (P)(R13*1), X, X \
+	VINSERTPS $0x30, (P)(R14*1), X, X
+
+// STORE4 scatters the four float32 lanes of X to element t of the rows at P.
+#define STORE4(X, P) \
+	VMOVSS X, (P)(R11*1) \
+	VEXTRACTPS $1, X, (P)(R12*1) \
+	VEXTRACTPS $2, X, (P)(R13*1) \
+	VEXTRACTPS $3, X, (P)(R14*1)
+
+// func gaeTokens4AVX2(k *GAETokens4)
+//
+// See GAETokens4. Register use in the loop: Y10 γ, Y11 γλ, Y12 nv, Y13 na,
+// X14 the OR of x − x over every output (0 while all are finite).
+TEXT ·gaeTokens4AVX2(SB), NOSPLIT, $0-8
+	MOVQ k+0(FP), R8
+	MOVQ gR(R8), AX
+	MOVQ gV(R8), BX
+	MOVQ gAdv(R8), CX
+	MOVQ gRet(R8), DX
+	MOVQ gOff+0(R8), R11
+	MOVQ gOff+8(R8), R12
+	MOVQ gOff+16(R8), R13
+	MOVQ gOff+24(R8), R14
+	MOVQ gN(R8), R9
+	VMOVUPD gG(R8), Y10
+	VMOVUPD gGL(R8), Y11
+	VMOVUPD gNV(R8), Y12
+	VMOVUPD gNA(R8), Y13
+	VXORPS X14, X14, X14
+	TESTQ R9, R9
+	JZ   gaedone
+	LEAQ -4(R9*4), R10 // byte offset of token N−1
+	ADDQ R10, AX
+	ADDQ R10, BX
+	ADDQ R10, CX
+	ADDQ R10, DX
+
+gaeloop:
+	LOAD4(AX, X0)
+	LOAD4(BX, X1)
+	VCVTPS2PD X0, Y0      // r
+	VCVTPS2PD X1, Y1      // v
+	VMULPD Y10, Y12, Y2   // γ·nv
+	VADDPD Y2, Y0, Y2     // r + γ·nv
+	VSUBPD Y1, Y2, Y2     // − v
+	VMULPD Y11, Y13, Y3   // γλ·na
+	VADDPD Y3, Y2, Y13    // a, the next token's na
+	VMOVAPD Y1, Y12       // nv = v
+	VADDPD Y1, Y13, Y4    // a + v
+	VCVTPD2PSY Y13, X5
+	VCVTPD2PSY Y4, X6
+	VSUBPS X5, X5, X7
+	VORPS  X7, X14, X14
+	VSUBPS X6, X6, X7
+	VORPS  X7, X14, X14
+	STORE4(X5, CX)
+	STORE4(X6, DX)
+	SUBQ $4, AX
+	SUBQ $4, BX
+	SUBQ $4, CX
+	SUBQ $4, DX
+	DECQ R9
+	JNZ  gaeloop
+
+gaedone:
+	VMOVUPD Y12, gNV(R8)
+	VMOVUPD Y13, gNA(R8)
+	VXORPS X7, X7, X7
+	VCMPPS $0x04, X7, X14, X7 // ≠ 0 or NaN
+	VMOVMSKPS X7, R10
+	MOVQ R10, gBad(R8)
+	VZEROUPPER
+	RET

@@ -47,6 +47,9 @@ func Splat(v float64) [8]float32 {
 	return [8]float32{f, f, f, f, f, f, f, f}
 }
 
+// Splat64 returns v in all four lanes.
+func Splat64(v float64) [4]float64 { return [4]float64{v, v, v, v} }
+
 // Sum adds the four lanes in a fixed order, so results do not depend on
 // anything but the inputs.
 func Sum(v [4]float64) float64 { return (v[0] + v[1]) + (v[2] + v[3]) }
