@@ -139,10 +139,9 @@ const (
 
 // Phases of a job; each is one parallel.Rows over the rows.
 const (
-	phaseScan    = iota // the backward recursion, plus Σ A per row when whitening
-	phaseSquare         // Σ (A − mean)² per row
-	phaseApply          // A ← (A − mean)·scale
-	phaseLengths        // the prefix length of each row's mask, for scanQuad
+	phaseScan   = iota // the backward recursion, plus Σ A per row when whitening
+	phaseSquare        // Σ (A − mean)² per row
+	phaseApply         // A ← (A − mean)·scale
 )
 
 // whitenEps is added to the variance before the square root, as verl's
@@ -169,8 +168,8 @@ type job[F tensor.Float] struct {
 	mean, scale     float64
 	rows            []rowResult
 	// The token-level scan of float32 rows four at a time (planQuads):
-	// each row's prefix length (−1: not a prefix), the rows that run in
-	// fours (the first 4·quads of order) and those that run alone.
+	// each row's leading run of ones, the rows that run in fours (order,
+	// four per piece) and those that run alone.
 	inFours       bool
 	plen          []int
 	order, single []int
@@ -250,8 +249,6 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 
 func (j *job[F]) Run(b int) {
 	switch {
-	case j.phase == phaseLengths:
-		j.plen[b] = prefixLen(j.mask.Data[b*j.T : (b+1)*j.T])
 	case j.phase == phaseScan && j.inFours:
 		if b < j.quads {
 			j.scanQuad(j.order[4*b : 4*b+4])
@@ -264,29 +261,34 @@ func (j *job[F]) Run(b int) {
 }
 
 // planQuads prepares the token-level scan of float32 rows four at a time
-// (scanQuad): it finds the rows whose mask is a prefix of ones (the usual
-// padding) and orders them by length, so that the four rows of a piece
-// have nearly the same length, and lists the other rows (and the last
-// one to three) to run on their own. Each row's result is its own, so the
-// order changes no bits.
+// (scanQuad). It orders the rows by the length of their mask's leading
+// run of ones, found by bisection as if the mask were a prefix of ones
+// (the usual padding), so that the four rows of a piece have nearly the
+// same length; scanQuad checks each mask in full before relying on it.
+// The last one to three rows run on their own. Each row's result is its
+// own, so the order changes no bits.
 func (j *job[F]) planQuads() {
-	B := len(j.rows)
+	B, T := len(j.rows), j.T
 	j.plen = slices.Grow(j.plen[:0], B)[:B]
-	j.phase = phaseLengths
-	parallel.Rows(j, B, j.T/8)
-	j.phase = phaseScan
-	j.order, j.single = slices.Grow(j.order[:0], B), j.single[:0]
-	for b, n := range j.plen {
-		if n >= 0 {
-			j.order = append(j.order, b)
-		} else {
-			j.single = append(j.single, b)
+	j.order, j.single = slices.Grow(j.order[:0], B)[:0], j.single[:0]
+	for b := range B {
+		m := j.mask.Data[b*T : (b+1)*T]
+		// The first t with m[t] ≠ 1, if the ones come first.
+		lo, hi := 0, T
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); m[mid] == 1 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
 		}
+		j.plen[b] = lo
+		j.order = append(j.order, b)
 	}
 	slices.SortFunc(j.order, func(a, b int) int {
 		return cmp.Or(cmp.Compare(j.plen[a], j.plen[b]), cmp.Compare(a, b))
 	})
-	j.inFours, j.quads = true, len(j.order)/4
+	j.inFours, j.quads = true, B/4
 	j.single = append(j.single, j.order[4*j.quads:]...)
 	j.order = j.order[:4*j.quads]
 }
@@ -299,6 +301,17 @@ func (j *job[F]) planQuads() {
 func (j *job[F]) scanQuad(rows []int) {
 	T := j.T
 	row := func(x []F, b int) []F { return x[b*T : (b+1)*T : (b+1)*T] }
+	for _, b := range rows {
+		// A mask that is not a prefix of ones (the bisection's guess
+		// is then wrong, or the mask has entries other than 0 and 1)
+		// sends the four rows through the one-row loop.
+		if prefixLen(row(j.mask.Data, b)) != j.plen[b] {
+			for _, b := range rows {
+				j.runRow(b)
+			}
+			return
+		}
+	}
 	common := T
 	for _, b := range rows {
 		common = min(common, j.plen[b])

@@ -33,7 +33,8 @@ func TestTokenRowsInFoursMatchOneByOne(t *testing.T) {
 			}
 		}
 	}
-	m.Set(6, 0, 0) // a hole: not a prefix, so rows 4 to 7 run one by one
+	m.Set(7, 3, 0)  // holes: not prefixes, so their four rows run one by one
+	m.Set(8, 25, 0) // (the bisection guesses a length; the full check finds the hole)
 	cfg := gae.Config{Gamma: 0.99, Lambda: 0.95}
 	rowsMatch[float64](t, r, v, m, cfg)
 	rowsMatch[float32](t, convert[float32](r), convert[float32](v), convert[float32](m), cfg)
@@ -88,4 +89,19 @@ func TestTokenRowsInFoursNameTheRowThatOverflows(t *testing.T) {
 		require.ErrorIs(t, err, tensor.ErrRange)
 		require.ErrorContains(t, err, c.want)
 	}
+}
+
+// TestTokenRowsInFoursReportBadMasks: a mask entry that is neither 0 nor 1
+// in a batch that runs in fours is named as before.
+func TestTokenRowsInFoursReportBadMasks(t *testing.T) {
+	r, v, m := tensor.MustNew[float32](4, 8), tensor.MustNew[float32](4, 8), tensor.MustNew[float32](4, 8)
+	for b := range 4 {
+		for i := range 6 {
+			m.Set(b, i, 1)
+		}
+	}
+	m.Set(2, 3, 0.5)
+	err := gae.Advantages(make([]float32, 32), make([]float32, 32), r, v, m, gae.DefaultConfig())
+	require.ErrorIs(t, err, tensor.ErrMask)
+	require.ErrorContains(t, err, "mask[2,3]")
 }
