@@ -1,10 +1,13 @@
 package gae
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
+	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -180,6 +183,13 @@ type job[F tensor.Float] struct {
 	whiten          bool
 	mean, scale     float64
 	rows            []rowResult
+	// The token-level scan of float32 rows four at a time (planQuads):
+	// each row's leading run of ones, the rows that run in fours (order,
+	// four per piece) and those that run alone.
+	inFours       bool
+	plen          []int
+	order, single []int
+	quads         int
 }
 
 // jobs recycles the jobs of this package's op, one free list per storage
@@ -187,8 +197,8 @@ type job[F tensor.Float] struct {
 var jobs = parallel.Jobs{parallel.NewFree[job[float32]](4), parallel.NewFree[job[float64]](4)}
 
 func putJob[F tensor.Float](j *job[F]) {
-	rows := j.rows
-	*j = job[F]{rows: rows}
+	rows, plen, order, single := j.rows, j.plen, j.order[:0], j.single[:0]
+	*j = job[F]{rows: rows, plen: plen, order: order, single: single}
 	parallel.Put(jobs, j)
 }
 
@@ -207,7 +217,13 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	j.rows = j.rows[:B]
 
 	j.phase = phaseScan
-	parallel.Rows(j, B, T)
+	var z F
+	if kind == kindToken && unsafe.Sizeof(z) == 4 && kernel.HasAVX2 && B >= 4 {
+		j.planQuads()
+		parallel.Rows(j, j.quads+len(j.single), 4*T)
+	} else {
+		parallel.Rows(j, B, T)
+	}
 	for b := range j.rows {
 		if j.rows[b].bad {
 			return fmt.Errorf("gae: %w", j.diagnose(b))
@@ -248,6 +264,130 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 }
 
 func (j *job[F]) Run(b int) {
+	switch {
+	case j.phase == phaseScan && j.inFours:
+		if b < j.quads {
+			j.scanQuad(j.order[4*b : 4*b+4])
+		} else {
+			j.runRow(j.single[b-j.quads])
+		}
+	default:
+		j.runRow(b)
+	}
+}
+
+// planQuads prepares the token-level scan of float32 rows four at a time
+// (scanQuad). It orders the rows by the length of their mask's leading
+// run of ones, found by bisection as if the mask were a prefix of ones
+// (the usual padding), so that the four rows of a piece have nearly the
+// same length; scanQuad checks each mask in full before relying on it.
+// The last one to three rows run on their own. Each row's result is its
+// own, so the order changes no bits.
+func (j *job[F]) planQuads() {
+	B, T := len(j.rows), j.T
+	j.plen = slices.Grow(j.plen[:0], B)[:B]
+	j.order, j.single = slices.Grow(j.order[:0], B)[:0], j.single[:0]
+	for b := range B {
+		m := j.mask.Data[b*T : (b+1)*T]
+		// The first t with m[t] ≠ 1, if the ones come first.
+		lo, hi := 0, T
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); m[mid] == 1 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		j.plen[b] = lo
+		j.order = append(j.order, b)
+	}
+	slices.SortFunc(j.order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(j.plen[a], j.plen[b]), cmp.Compare(a, b))
+	})
+	j.inFours, j.quads = true, B/4
+	j.single = append(j.single, j.order[4*j.quads:]...)
+	j.order = j.order[:4*j.quads]
+}
+
+// scanQuad runs the token-level scan of four float32 rows whose masks are
+// prefixes of ones together (same arithmetic, so the same bits): each
+// row's last tokens beyond the shortest one's length in Go, then the
+// common part in the four lanes of kernel.GAETokens4, whose four
+// independent chains of multiply-adds overlap.
+func (j *job[F]) scanQuad(rows []int) {
+	T := j.T
+	row := func(x []F, b int) []F { return x[b*T : (b+1)*T : (b+1)*T] }
+	for _, b := range rows {
+		// A mask that is not a prefix of ones (the bisection's guess
+		// is then wrong, or the mask has entries other than 0 and 1)
+		// sends the four rows through the one-row loop.
+		if prefixLen(row(j.mask.Data, b)) != j.plen[b] {
+			for _, b := range rows {
+				j.runRow(b)
+			}
+			return
+		}
+	}
+	common := T
+	for _, b := range rows {
+		common = min(common, j.plen[b])
+	}
+	k := kernel.GAETokens4{N: int64(common), G: kernel.Splat64(j.g[0]), GL: kernel.Splat64(j.g[1])}
+	var ok [4]bool
+	for q, b := range rows {
+		n := j.plen[b]
+		adv, ret := row(j.adv, b), row(j.ret, b)
+		clear(adv[n:])
+		clear(ret[n:])
+		k.NV[q], k.NA[q], ok[q] = tokenTail(adv[common:n], ret[common:n],
+			row(j.rewards.Data, b)[common:n], row(j.values.Data, b)[common:n], j.g[0], j.g[1])
+		k.Off[q] = int64(4 * T * b)
+	}
+	if common > 0 {
+		f32 := func(x []F) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(x))) }
+		k.R, k.V, k.Adv, k.Ret = f32(j.rewards.Data), f32(j.values.Data), f32(j.adv), f32(j.ret)
+		k.Run()
+	}
+	for q, b := range rows {
+		res := &j.rows[b]
+		*res = rowResult{bad: !ok[q] || k.Bad>>q&1 != 0}
+		if !res.bad && j.whiten {
+			res.n, res.sum = rowSum(row(j.adv, b), row(j.mask.Data, b))
+		}
+	}
+}
+
+// prefixLen returns n if the float32 mask m is n ones followed by zeros,
+// and −1 otherwise.
+func prefixLen[F tensor.Float](m []F) int {
+	m32 := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
+	n := kernel.CountMask(m32)
+	if n < 0 || kernel.CountMask(m32[:n]) != n {
+		return -1
+	}
+	return n
+}
+
+// tokenTail is tokenRow's recursion over tokens that are all valid and are
+// the last valid ones of their row; it returns the state it leaves for the
+// token before them (the value and advantage of its next valid token) and
+// whether every result is finite.
+func tokenTail[F tensor.Float](adv, ret, r, v []F, g, gl float64) (nv, na float64, ok bool) {
+	var bad uint64
+	v, ret, adv = v[:len(r)], ret[:len(r)], adv[:len(r)]
+	for t := len(r) - 1; t >= 0; t-- {
+		vt := float64(v[t])
+		a := float64(r[t]) + g*nv - vt + gl*na
+		fa, fr := F(a), F(a+vt)
+		bad |= nonFinite(fa) | nonFinite(fr)
+		adv[t], ret[t] = fa, fr
+		nv, na = vt, a
+	}
+	return nv, na, bad == 0
+}
+
+// runRow runs phase j.phase on row b alone.
+func (j *job[F]) runRow(b int) {
 	lo, hi := b*j.T, (b+1)*j.T
 	adv, m := j.adv[lo:hi:hi], j.mask.Data[lo:hi:hi]
 	res := &j.rows[b]

@@ -214,7 +214,14 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 		first = 1
 	}
 	j.first = first
-	parallel.Rows(j, groups+first, max(n/max(groups, 1), 1))
+	// Contiguous groups go to the engine perGroupRow at a time (see Run);
+	// groups by id one at a time.
+	j.perRow = 1
+	if g.order == nil {
+		j.perRow = perGroupRow
+	}
+	rows := (groups + j.perRow - 1) / j.perRow
+	parallel.Rows(j, rows+first, max(n/max(rows, 1), 1))
 	if j.moments {
 		if err := finiteMean(j.mean, rewards, false); err != nil {
 			return Stats{}, err
@@ -283,6 +290,8 @@ type groupJob[F tensor.Float] struct {
 	moments  bool
 	first    int
 	mean, ss float64
+	// perRow is how many groups one row of the engine takes.
+	perRow int
 
 	mu       sync.Mutex
 	badGroup int   // the first group (in order) whose advantages overflow
@@ -304,15 +313,42 @@ func (j *groupJob[F]) Run(row int) {
 		j.mean, j.ss = stat.Moments(j.rewards)
 		return
 	}
-	k := row - j.first
-	lo, hi, idx := j.g.members(k)
-	var vanished bool
-	var err error
-	if idx == nil {
-		vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
-	} else {
-		vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
+	first := (row - j.first) * j.perRow
+	last := min(first+j.perRow, len(j.status))
+	k := first
+	if j.g.order == nil {
+		// Four groups at a time have their sums and spreads taken
+		// together (same arithmetic, so the same bits).
+		size := j.g.size
+		for ; size > 1 && k+4 <= last; k += 4 {
+			lo := k * size
+			var vanished [4]bool
+			bad := contiguousGroups4(j.dst[lo:lo+4*size], j.rewards[lo:lo+4*size], size, &vanished, j.batchStd, j.cfg)
+			for q := range 4 {
+				var err error
+				if bad[q] {
+					// Find the member that overflows, as contiguousGroup would.
+					_, err = contiguousGroup(j.dst, j.rewards, lo+q*size, lo+(q+1)*size, j.batchStd, j.cfg)
+				}
+				j.record(k+q, false, vanished[q], err)
+			}
+		}
 	}
+	for ; k < last; k++ {
+		lo, hi, idx := j.g.members(k)
+		var vanished bool
+		var err error
+		if idx == nil {
+			vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
+		} else {
+			vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
+		}
+		j.record(k, hi-lo == 1 || len(idx) == 1, vanished, err)
+	}
+}
+
+// record sets group k's status.
+func (j *groupJob[F]) record(k int, singleton, vanished bool, err error) {
 	switch {
 	case err != nil:
 		j.status[k] = groupOverflow
@@ -321,7 +357,7 @@ func (j *groupJob[F]) Run(row int) {
 			j.badGroup, j.err = k, err
 		}
 		j.mu.Unlock()
-	case hi-lo == 1 || len(idx) == 1:
+	case singleton:
 		j.status[k] = groupSingleton
 	case vanished:
 		j.status[k] = groupVanished
@@ -354,6 +390,114 @@ func scaleFor(size int, std, batchStd float64, cfg Config) float64 {
 func overflow(j int, a float64, cfg Config) error {
 	return tensor.Errorf(tensor.ErrRange, "dst", tensor.At(j),
 		"advantage %v overflows (Config.Eps = %v with a degenerate spread)", a, cfg.Eps)
+}
+
+// perGroupRow is how many contiguous groups one row of the engine takes: a
+// multiple of the four whose sums contiguousSums4 takes together, and
+// enough that a row's call costs little next to its work.
+const perGroupRow = 16
+
+// contiguousGroups4 writes the advantages of the four consecutive groups
+// of size ≥ 2 members that make up r into d, with exactly the arithmetic of
+// contiguousGroup (each group's sums in member order, so the same bits),
+// sets vanished, and reports the groups whose advantages overflow F. Each
+// group's sum, sum of squares and finiteness check is a chain of dependent
+// additions; running four groups' chains in one loop lets the processor
+// overlap them instead of waiting on each addition in turn.
+func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, batchStd float64, cfg Config) (bad [4]bool) {
+	r0 := r[:size:size]
+	r1 := r[size : 2*size : 2*size]
+	r2 := r[2*size : 3*size : 3*size]
+	r3 := r[3*size : 4*size : 4*size]
+	r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+	var s0, s1, s2, s3 float64
+	var c0, c1, c2, c3 uint // members unequal to the first, float64 storage only
+	var z F
+	exact := unsafe.Sizeof(z) == 4
+	f0, f1, f2, f3 := r0[0], r1[0], r2[0], r3[0]
+	for i, v0 := range r0 {
+		v1, v2, v3 := r1[i], r2[i], r3[i]
+		s0 += float64(v0)
+		s1 += float64(v1)
+		s2 += float64(v2)
+		s3 += float64(v3)
+		if !exact {
+			c0 += b2u(v0 != f0)
+			c1 += b2u(v1 != f1)
+			c2 += b2u(v2 != f2)
+			c3 += b2u(v3 != f3)
+		}
+	}
+	n := float64(size)
+	m0, m1, m2, m3 := s0/n, s1/n, s2/n, s3/n
+	var q0, q1, q2, q3 float64
+	for i, v0 := range r0 {
+		x0, x1 := float64(v0)-m0, float64(r1[i])-m1
+		x2, x3 := float64(r2[i])-m2, float64(r3[i])-m3
+		q0 += x0 * x0
+		q1 += x1 * x1
+		q2 += x2 * x2
+		q3 += x3 * x3
+	}
+	var differ [4]bool
+	if exact {
+		// float32 storage: a float64 sum of k copies of a float32 value
+		// is exact (24 + log2 k bits), so a group of equal members has
+		// its mean equal to them and ss = 0; and members that differ
+		// cannot all equal the mean, so ss > 0 (a float32 difference,
+		// squared, does not underflow float64). ss ≠ 0 is then "the
+		// members differ", and NaN, which makes the call an error anyway,
+		// counts as differing as v != first does.
+		differ = [4]bool{q0 != 0, q1 != 0, q2 != 0, q3 != 0}
+	} else {
+		differ = [4]bool{c0 != 0, c1 != 0, c2 != 0, c3 != 0}
+	}
+	div := n
+	if cfg.Std == Unbiased {
+		div--
+	}
+	sc0 := scaleFor(size, math.Sqrt(q0/div), batchStd, cfg)
+	sc1 := scaleFor(size, math.Sqrt(q1/div), batchStd, cfg)
+	sc2 := scaleFor(size, math.Sqrt(q2/div), batchStd, cfg)
+	sc3 := scaleFor(size, math.Sqrt(q3/div), batchStd, cfg)
+	d0 := d[:size:size]
+	d1 := d[size : 2*size : 2*size]
+	d2 := d[2*size : 3*size : 3*size]
+	d3 := d[3*size : 4*size : 4*size]
+	d0, d1, d2, d3 = d0[:len(r0)], d1[:len(r0)], d2[:len(r0)], d3[:len(r0)]
+	// ch stays 0 while every advantage is finite in F (x − x is NaN for
+	// an infinity): one test per group after the loop.
+	var ch0, ch1, ch2, ch3 F
+	for i, v0 := range r0 {
+		a0 := F((float64(v0) - m0) * sc0)
+		a1 := F((float64(r1[i]) - m1) * sc1)
+		a2 := F((float64(r2[i]) - m2) * sc2)
+		a3 := F((float64(r3[i]) - m3) * sc3)
+		d0[i], d1[i], d2[i], d3[i] = a0, a1, a2, a3
+		ch0 += a0 - a0
+		ch1 += a1 - a1
+		ch2 += a2 - a2
+		ch3 += a3 - a3
+	}
+	ch := [4]F{ch0, ch1, ch2, ch3}
+	for q := range 4 {
+		if !differ[q] {
+			// Exactly 0, not the rounding residue of R − mean(R).
+			clear(d[q*size : (q+1)*size])
+			vanished[q] = true
+			continue
+		}
+		bad[q] = ch[q] != 0 || ch[q] != ch[q]
+	}
+	return bad
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a flag move.
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // contiguousGroup writes the advantages of rewards[lo:hi], the common case,

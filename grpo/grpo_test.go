@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -357,4 +358,65 @@ func TestAdvantagesMomentsBesideGroups(t *testing.T) {
 	_, err = grpo.Advantages(apart, r, grpo.Contiguous(16), grpo.DefaultConfig())
 	require.ErrorIs(t, err, tensor.ErrNonFinite)
 	require.ErrorContains(t, err, "[777]")
+}
+
+// TestContiguousMatchesByIDBitForBit: contiguous groups, which the engine
+// takes four at a time, give the bits of the same groups given by id (one
+// at a time, through another loop), in both storages and every
+// configuration, with vanishing groups, groups of ±0 and a ragged tail.
+func TestContiguousMatchesByIDBitForBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, size := range []int{2, 3, 16, 17} {
+		for _, groups := range []int{1, 4, 7, 1030} {
+			n := size * groups
+			r64 := make([]float64, n)
+			for i := range r64 {
+				r64[i] = math.Round(rng.NormFloat64()*8) / 4
+			}
+			for k := 0; k < groups; k += 3 { // equal members
+				for i := range size {
+					r64[k*size+i] = float64(k%5) - 2
+				}
+			}
+			if groups > 5 { // +0 and −0, equal as numbers
+				for i := range size {
+					r64[5*size+i] = math.Copysign(0, float64(i%2)-0.5)
+				}
+			}
+			ids := make([]int, n)
+			for i := range ids {
+				ids[i] = i / size
+			}
+			byID, err := grpo.ByID(ids)
+			require.NoError(t, err)
+			for _, cfg := range []grpo.Config{
+				grpo.DefaultConfig(),
+				{Estimator: grpo.RLOO, Scale: grpo.ScaleBatch, Std: grpo.Population, Eps: 1e-6},
+				{Scale: grpo.ScaleNone},
+				{Std: grpo.Population},
+			} {
+				checkBits(t, r64, size, byID, cfg)
+				r32 := make([]float32, n)
+				for i, v := range r64 {
+					r32[i] = float32(v)
+				}
+				checkBits(t, r32, size, byID, cfg)
+			}
+		}
+	}
+}
+
+func checkBits[F tensor.Float](t *testing.T, r []F, size int, byID grpo.Groups, cfg grpo.Config) {
+	t.Helper()
+	a, b := make([]F, len(r)), make([]F, len(r))
+	s1, err := grpo.Advantages(a, r, grpo.Contiguous(size), cfg)
+	require.NoError(t, err)
+	s2, err := grpo.Advantages(b, r, byID, cfg)
+	require.NoError(t, err)
+	require.Equal(t, s2, s1, "size %d, %d rewards, %+v", size, len(r), cfg)
+	for i := range a {
+		if math.Float64bits(float64(a[i])) != math.Float64bits(float64(b[i])) {
+			t.Fatalf("size %d, %d rewards, %+v: [%d] contiguous %v, by id %v", size, len(r), cfg, i, a[i], b[i])
+		}
+	}
 }

@@ -18,6 +18,14 @@ func TestAssemblyMatchesGo(t *testing.T) {
 	if !kernel.HasAVX2 {
 		t.Skip("no AVX2 kernel on this processor or build")
 	}
+	// The worst relative error of each float32 path's gradient against
+	// the float64 loop, over entries above 1e-6 of the batch's largest.
+	// Also the worst relative difference between the two float32 paths.
+	var worstAsm, worstGo, asmVsGo float64
+	defer func() {
+		t.Logf("gradient, worst relative error against float64: assembly %.3g, Go loop %.3g; assembly against Go loop %.3g",
+			worstAsm, worstGo, asmVsGo)
+	}()
 	for _, c := range gradCases() {
 		for _, shape := range [][2]int{{3, 4}, {5, 37}, {2, 130}} {
 			t.Run(fmt.Sprintf("%s/%dx%d", c.name, shape[0], shape[1]), func(t *testing.T) {
@@ -41,6 +49,17 @@ func TestAssemblyMatchesGo(t *testing.T) {
 				}
 				asm, gAsm := run(true)
 				gor, gGo := run(false)
+				big := 0.0
+				for _, w := range want {
+					big = max(big, math.Abs(w))
+				}
+				for k, w := range want {
+					if math.Abs(w) > 1e-6*big {
+						worstAsm = max(worstAsm, math.Abs(float64(gAsm[k])-w)/math.Abs(w))
+						worstGo = max(worstGo, math.Abs(float64(gGo[k])-w)/math.Abs(w))
+						asmVsGo = max(asmVsGo, math.Abs(float64(gAsm[k]-gGo[k]))/math.Abs(w))
+					}
+				}
 				for _, r := range []struct {
 					name string
 					res  ppo.Result

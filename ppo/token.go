@@ -35,7 +35,7 @@ type rowSums struct {
 
 // tokenRow is the token-level kernel for row b: the AVX2 assembly for
 // float32 storage where the processor has it (internal/kernel), with the Go
-// loop for the last T mod 4 tokens, and the Go loop alone otherwise. A row
+// loop for the last T mod 8 tokens, and the Go loop alone otherwise. A row
 // the assembly flags as bad is recomputed in Go to name the position.
 func (j *policyJob[F]) tokenRow(b int) {
 	acc := &j.rows[b]
@@ -46,23 +46,25 @@ func (j *policyJob[F]) tokenRow(b int) {
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
-	if j.fastExp && useAVX2 && T >= 4 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
+	if j.fastExp && useAVX2 && T >= 8 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
 		if j.kernelRow(b, &s) {
-			from = T &^ 3
+			from = T &^ 7
 		} else {
 			s = rowSums{behaveMax: 1}
 		}
 	}
-	if bad, col := j.tokenRange(b, from, T, &s); bad != badNone {
-		acc.bad, acc.badCol = bad, col
-		return
+	if from < T {
+		if bad, col := j.tokenRange(b, from, T, &s); bad != badNone {
+			acc.bad, acc.badCol = bad, col
+			return
+		}
 	}
 	acc.policy, acc.kl, acc.negDelta, acc.ratio = s.policy, s.kl, s.negDelta, s.ratio
 	acc.behave, acc.behaveMax, acc.capped = s.behave, s.behaveMax, s.capped
 	acc.clipLow, acc.clipHigh, acc.dual = s.clips[clipLow], s.clips[clipHigh], s.clips[clipDual]
 }
 
-// kernelRow runs the AVX2 kernel on the first T&^3 tokens of row b (F is
+// kernelRow runs the AVX2 kernel on the first T&^7 tokens of row b (F is
 // float32 here) and adds its sums to s; it reports false if a lane was bad.
 func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 	in := &j.in
@@ -85,31 +87,38 @@ func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 		Grad:    (*float32)(unsafe.Pointer(&j.grad[b*in.Logp.T])),
 		N:       int64(in.Logp.T),
 		HasProx: flag(in.ProxLogp), HasRef: flag(in.RefLogp), HasTW: flag(in.TokenWeights),
-		Lo: kernel.Broadcast(r.lo), Hi: kernel.Broadcast(r.hi), Dual: kernel.Broadcast(r.dual),
-		Clamp: kernel.Broadcast(r.clamp), NegClamp: kernel.Broadcast(r.clampLo),
-		Beta: kernel.Broadcast(r.beta), Coef: kernel.Broadcast(j.coef[b]),
-		KLClamp: kernel.Broadcast(r.klClamp), CapAt: kernel.Broadcast(r.capAt), CapTo: kernel.Broadcast(r.capTo),
-		BehaveMax: kernel.Broadcast(1),
+		Lo: kernel.Splat(r.lo), Hi: kernel.Splat(r.hi), Dual: kernel.Splat(r.dual),
+		Clamp: kernel.Splat(r.clamp), NegClamp: kernel.Splat(r.clampLo),
+		Beta: kernel.Splat(r.beta), Coef: kernel.Splat(j.coef[b]),
+		KLClamp: kernel.Splat(r.klClamp), CapAt: kernel.Splat(r.capAt), CapTo: kernel.Splat(r.capTo),
+		BehaveMax: kernel.Splat(1),
 	}
 	if k.HasRef != 0 {
 		k.KL = int64(r.est) + 1
 	}
 	k.Run()
-	if k.Bad != 0 {
+	policy, kl, negDelta := kernel.Sum(k.Policy), kernel.Sum(k.KLSum), kernel.Sum(k.NegDelta)
+	ratio, behave := kernel.Sum(k.Ratio), kernel.Sum(k.Behave)
+	// A sum that overflowed in float32 terms (finite in float64) also
+	// sends the row to the Go loop.
+	if k.Bad != 0 || !finite(policy+kl+negDelta+ratio+behave) {
 		return false
 	}
-	s.policy += kernel.Sum(k.Policy)
-	s.kl += kernel.Sum(k.KLSum)
-	s.negDelta += kernel.Sum(k.NegDelta)
-	s.ratio += kernel.Sum(k.Ratio)
-	s.behave += kernel.Sum(k.Behave)
-	s.behaveMax = max(s.behaveMax, k.BehaveMax[0], k.BehaveMax[1], k.BehaveMax[2], k.BehaveMax[3])
-	s.clips[clipHigh] += int(kernel.Sum(k.High))
-	s.clips[clipLow] += int(kernel.Sum(k.Low))
-	s.clips[clipDual] += int(kernel.Sum(k.DualN))
-	s.capped += int(kernel.Sum(k.Capped))
+	s.policy += policy
+	s.kl += kl
+	s.negDelta += negDelta
+	s.ratio += ratio
+	s.behave += behave
+	s.behaveMax = max(s.behaveMax, kernel.Max(k.BehaveMax))
+	s.clips[clipHigh] += kernel.Count(k.High)
+	s.clips[clipLow] += kernel.Count(k.Low)
+	s.clips[clipDual] += kernel.Count(k.DualN)
+	s.capped += kernel.Count(k.Capped)
 	return true
 }
+
+// finite reports whether x is neither infinite nor NaN.
+func finite(x float64) bool { return x-x == 0 }
 
 // tokenRange is the token-level kernel in Go for tokens [from, to) of row b,
 // adding to s. Each block of tokens takes three passes: gather the

@@ -4,12 +4,18 @@
 //
 // Exp trades the last few bits of math.Exp's accuracy for speed: it is
 // branch-light and calls nothing, and its slice form ExpSlice evaluates four
-// lanes per AVX2 instruction, which lets the policy loss take two
-// exponentials per token in about a nanosecond.
-// Its relative error is below 2e-9 over the whole float64 range that does
-// not overflow, far inside float32 rounding (6e-8), so float32 results are
-// the correctly rounded ones in almost every case and within one ulp always.
-// Float64 callers that differentiate numerically should use math.Exp.
+// lanes per AVX2 instruction. Its relative error is below 2e-9 over the
+// whole float64 range that does not overflow, far inside float32 rounding
+// (6e-8), so float32 results are the correctly rounded ones in almost every
+// case and within one ulp always. Float64 callers that differentiate
+// numerically should use math.Exp.
+//
+// The policy-loss kernel (PolicyTokens) works in eight float32 lanes, as a
+// plain C loop over float32 data does, with its own float32 exponential
+// (relative error 7.3e-8 measured, below one float32 ulp; TestExp32Accuracy)
+// and float64 sums; its gradient is within 1.3e-6 (relative) of the
+// portable Go loop's, which computes in float64 and rounds once
+// (ppo.TestAssemblyMatchesGo logs both against the float64 result).
 package kernel
 
 import "math"

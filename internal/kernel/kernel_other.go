@@ -11,3 +11,5 @@ func expAVX2(dst, src []float64) { expGeneric(dst, src) }
 func (k *PolicyTokens) Run() bool { return false }
 
 func countMaskAVX2(m []float32) int { return CountMaskGo(m) }
+
+func gaeTokens4AVX2(k *GAETokens4) {}

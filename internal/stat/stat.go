@@ -10,30 +10,35 @@ import "github.com/rlpost/rlpost/tensor"
 // processor overlaps, combined in a fixed order. x must not be empty. A
 // NaN or infinity in x makes the mean non-finite.
 func Moments[F tensor.Float](x []F) (mean, ss float64) {
-	var s [4]float64
+	// The accumulators are plain locals and each step reads a four-element
+	// slice, so that they stay in registers and the loop has no bounds
+	// checks (an array of four accumulators lived in memory).
+	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
-		s[0] += float64(x[i])
-		s[1] += float64(x[i+1])
-		s[2] += float64(x[i+2])
-		s[3] += float64(x[i+3])
+		q := x[i : i+4 : i+4]
+		s0 += float64(q[0])
+		s1 += float64(q[1])
+		s2 += float64(q[2])
+		s3 += float64(q[3])
 	}
-	for ; i < len(x); i++ {
-		s[0] += float64(x[i])
+	for _, v := range x[i:] {
+		s0 += float64(v)
 	}
-	mean = ((s[0] + s[1]) + (s[2] + s[3])) / float64(len(x))
-	var q [4]float64
+	mean = ((s0 + s1) + (s2 + s3)) / float64(len(x))
+	var q0, q1, q2, q3 float64
 	i = 0
 	for ; i+4 <= len(x); i += 4 {
-		d0, d1, d2, d3 := float64(x[i])-mean, float64(x[i+1])-mean, float64(x[i+2])-mean, float64(x[i+3])-mean
-		q[0] += d0 * d0
-		q[1] += d1 * d1
-		q[2] += d2 * d2
-		q[3] += d3 * d3
+		q := x[i : i+4 : i+4]
+		d0, d1, d2, d3 := float64(q[0])-mean, float64(q[1])-mean, float64(q[2])-mean, float64(q[3])-mean
+		q0 += d0 * d0
+		q1 += d1 * d1
+		q2 += d2 * d2
+		q3 += d3 * d3
 	}
-	for ; i < len(x); i++ {
-		d := float64(x[i]) - mean
-		q[0] += d * d
+	for _, v := range x[i:] {
+		d := float64(v) - mean
+		q0 += d * d
 	}
-	return mean, (q[0] + q[1]) + (q[2] + q[3])
+	return mean, (q0 + q1) + (q2 + q3)
 }
