@@ -24,7 +24,11 @@ bench batch (prefix mask with lengths in [T/2, T], log-probs around -1 with
 differences of about 0.1), from torch's generator, so the values differ
 but the work is the same.
 
-Usage: python3 torch_bench.py [--B 512] [--T 8192] [--iters 20]
+With --device cpu the same work runs on the CPU (torch's own threads,
+--threads of them), as the CPU comparison in BENCHMARKS.md uses it beside
+`rlpost bench -compare c`; the copy line is then a host memcpy.
+
+Usage: python3 torch_bench.py [--device cuda|cpu] [--threads N] [--B 512] [--T 8192] [--iters 20]
 """
 
 import argparse
@@ -35,17 +39,23 @@ import time
 import torch
 
 
+def sync():
+    """Waits for the device; a no-op on the CPU."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def timed(fn, iters):
     """Median seconds of fn() over iters calls, after two warm-up calls."""
     for _ in range(2):
         fn()
-    torch.cuda.synchronize()
+    sync()
     times = []
     for _ in range(iters):
-        torch.cuda.synchronize()
+        sync()
         start = time.perf_counter()
         fn()
-        torch.cuda.synchronize()
+        sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -97,20 +107,31 @@ def gae_loop(rewards, values, mask, gamma=1.0, lam=0.95):
     return adv, returns
 
 
+def group_advantages(rewards, group=16, eps=1e-6):
+    """GRPO's advantages: (r - group mean) / (group std + eps), unbiased std."""
+    g = rewards.view(-1, group)
+    return ((g - g.mean(dim=1, keepdim=True)) / (g.std(dim=1, keepdim=True) + eps)).view(-1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--B", type=int, default=512)
     ap.add_argument("--T", type=int, default=8192)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--gae-iters", type=int, default=3, help="timed calls of the (slow) GAE loop")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("torch sees no CUDA device")
-    device = torch.device("cuda")
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
     gen = torch.Generator().manual_seed(1)
     mask, logp, old, ref, adv, rewards, values = batch(args.B, args.T, device, gen)
     n = args.B * args.T
-    common = {"B": args.B, "T": args.T, "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu, %d threads" % torch.get_num_threads()
+    common = {"B": args.B, "T": args.T, "device": name, "torch": torch.__version__}
 
     leaf = logp.clone().requires_grad_(True)
 
@@ -126,10 +147,15 @@ def main():
     print(json.dumps({"op": "gae", "impl": "verl-style Python loop", **common,
                       "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
 
+    flat = rewards.reshape(-1)
+    s = timed(lambda: group_advantages(flat), args.iters)
+    print(json.dumps({"op": "group_advantages", "impl": "torch eager, groups of 16", **common,
+                      "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
+
     src = torch.empty(1 << 28, dtype=torch.float32, device=device)  # 1 GiB
     dst = torch.empty_like(src)
     s = timed(lambda: dst.copy_(src), args.iters)
-    print(json.dumps({"op": "copy", "impl": "device-to-device copy of 1 GiB", **common,
+    print(json.dumps({"op": "copy", "impl": "copy of 1 GiB on the device", **common,
                       "GB_per_s": 2 * src.numel() * 4 / s / 1e9}))
 
 
