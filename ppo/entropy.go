@@ -49,15 +49,8 @@ func (in *Inputs[F]) validateEntropy(cfg Config) error {
 		if err := tensor.CheckShape("entropy_grad", in.EntropyGrad, shape); err != nil {
 			return err
 		}
-		for _, x := range [...]struct {
-			name string
-			b    tensor.Batch[F]
-		}{{"logp", in.Logp}, {"old_logp", in.OldLogp}, {"advantages", in.Advantages}, {"mask", in.Mask},
-			{"prox_logp", in.ProxLogp}, {"ref_logp", in.RefLogp}, {"token_weights", in.TokenWeights},
-			{"rollout_logp", in.RolloutLogp}, {"entropy", in.Entropy}} {
-			if err := tensor.CheckDisjoint("entropy_grad", in.EntropyGrad.Data, x.name, x.b.Data); err != nil {
-				return err
-			}
+		if err := in.disjoint("entropy_grad", in.EntropyGrad.Data); err != nil {
+			return err
 		}
 	}
 	return nil

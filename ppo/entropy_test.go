@@ -163,3 +163,24 @@ func TestEntropyAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestEntropyGradMustNotOverlap: the entropy gradient is an output; sharing
+// memory with an input or with the policy gradient is ErrOverlap.
+func TestEntropyGradMustNotOverlap(t *testing.T) {
+	in := withEntropy(randomInputs(batchSpec{b: 2, t: 5, spread: 0.2, seed: 113}), 2)
+	cfg := ppo.DefaultConfig()
+	cfg.EntropyCoeff = 0.01
+	grad := tensor.MustNew[float64](2, 5)
+
+	in.EntropyGrad = in.Entropy
+	_, err := ppo.PolicyLoss(grad, in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrOverlap, "entropy_grad aliasing entropy")
+
+	in.EntropyGrad = grad
+	_, err = ppo.PolicyLoss(grad, in, cfg)
+	assert.ErrorIs(t, err, tensor.ErrOverlap, "entropy_grad aliasing grad")
+
+	in.EntropyGrad = tensor.MustNew[float64](2, 5)
+	_, err = ppo.PolicyLoss(grad, in, cfg)
+	assert.NoError(t, err)
+}

@@ -211,13 +211,22 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 	if err := tensor.CheckShape("grad", grad, shape); err != nil {
 		return err
 	}
+	return in.disjoint("grad", grad.Data)
+}
+
+// disjoint reports an output that shares memory with any batch of in other
+// than itself (the entropy gradient is an output kept in Inputs).
+func (in *Inputs[F]) disjoint(name string, out []F) error {
 	for _, x := range [...]struct {
 		name string
 		b    tensor.Batch[F]
 	}{{"logp", in.Logp}, {"old_logp", in.OldLogp}, {"advantages", in.Advantages}, {"mask", in.Mask},
 		{"prox_logp", in.ProxLogp}, {"ref_logp", in.RefLogp}, {"token_weights", in.TokenWeights},
 		{"rollout_logp", in.RolloutLogp}, {"entropy", in.Entropy}, {"entropy_grad", in.EntropyGrad}} {
-		if err := tensor.CheckDisjoint("grad", grad.Data, x.name, x.b.Data); err != nil {
+		if x.name == name {
+			continue
+		}
+		if err := tensor.CheckDisjoint(name, out, x.name, x.b.Data); err != nil {
 			return err
 		}
 	}
