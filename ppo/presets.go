@@ -11,11 +11,10 @@ package ppo
 // seq-mean-token-sum-norm dividing by the constant alone, as verl's
 // agg_loss does (rlpost's default divides by B′·C).
 //
-// Where verl differs by construction it is documented rather than
-// emulated: its ppo_kl metric averages the clamped log-ratio (Stats.ApproxKL
-// the raw one; they differ only where |Δ| > 20), and its gspo mode is
-// GSPOToken with LogRatioClamp 10, LogRatioClampHighOnly, no dual clip and
-// seq-mean-token-mean (docs/spec.md#loss-modes).
+// verl's loss modes other than vanilla: VerlMode. Where verl differs by
+// construction it is documented rather than emulated, e.g. its ppo_kl
+// metric averages the clamped log-ratio (Stats.ApproxKL the raw one; they
+// differ only where |Δ| > 20) (docs/spec.md#peer-presets).
 func VerlDefaults() Config {
 	c := DefaultConfig()
 	c.DualClip = 3
