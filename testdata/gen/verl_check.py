@@ -27,8 +27,11 @@ log-ratios beyond every clamp; advantages per token or per sequence):
 
 Clip-Cov draws its detached tokens with torch.randperm, and KL-Cov's
 torch.topk orders ties as it likes: only cases where the data fix the
-choice are compared. Cases where verl raises (its "k3+" in some releases)
-or returns NaN (every token rejected) are counted apart. Not run by CI: it needs torch and
+choice are compared. verl's "k3+" raises NotImplementedError (its
+kl_penalty hands the name with the "+" to kl_penalty_forward); those cases
+are compared with its evident intent, built from verl's own
+kl_penalty_forward (the value of "k3", the gradient of "k2"), and listed
+apart. Cases where verl returns NaN (every token rejected) are skipped. Not run by CI: it needs torch and
 a verl checkout (docs/conformance.md#checking-against-verl).
 """
 
@@ -218,6 +221,7 @@ def verl_run(ca, rc, ActorConfig, c):
     logp = T(c["logp"]).requires_grad_(True)
     old, adv, mask = T(c["old_logp"]), T(c["advantages"]), T(c["mask"])
     metrics = {}
+    out_intent = {}
     weights = None
     if "rollout_logp" in c:
         kw = dict(old_log_prob=old, rollout_log_prob=T(c["rollout_logp"]), response_mask=mask,
@@ -250,10 +254,23 @@ def verl_run(ca, rc, ActorConfig, c):
         ent = T(c["entropy"]).requires_grad_(True)
         loss = loss - ca.agg_loss(loss_mat=ent, loss_mask=mask, loss_agg_mode=c["agg"], **info) * c["entropy_coeff"]
     if "ref_logp" in c:
-        kld = ca.kl_penalty(logprob=logp, ref_logprob=T(c["ref_logp"]), kl_penalty=c["kl_estimator"])
+        ref = T(c["ref_logp"])
+        try:
+            kld = ca.kl_penalty(logprob=logp, ref_logprob=ref, kl_penalty=c["kl_estimator"])
+        except NotImplementedError:
+            if not c["kl_estimator"].endswith("+"):
+                raise
+            # verl's kl_penalty hands the name with its "+" to
+            # kl_penalty_forward, which raises; its docstring's intent is
+            # the forward value of the name without "+" and the gradient
+            # of k2, built here from verl's own kl_penalty_forward.
+            out_intent["k3+"] = True
+            fwd = ca.kl_penalty_forward(logp, ref, c["kl_estimator"][:-1])
+            bwd = ca.kl_penalty_forward(logp, ref, "k2")
+            kld = bwd - bwd.detach() + fwd.detach()
         loss = loss + ca.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode=c["agg"], **info) * c["kl_coef"]
     loss.backward()
-    out = {"loss": loss.item(), "grad": logp.grad.tolist(), "metrics": metrics}
+    out = {"loss": loss.item(), "grad": logp.grad.tolist(), "metrics": metrics, "intent": out_intent}
     if ent is not None:
         out["entropy_grad"] = ent.grad.tolist()
     out["picked_all"] = True
@@ -371,7 +388,8 @@ def main():
                 rows = [(mode, agg), (mode, "*")]
                 for extra in ("kl_estimator", "rollout_is", "rollout_rs"):
                     if extra in c:
-                        rows.append(("%s=%s" % (extra, c[extra]), "*"))
+                        note = " (verl raises; its intent)" if want["intent"] and extra == "kl_estimator" else ""
+                        rows.append(("%s=%s%s" % (extra, c[extra], note), "*"))
                 if "entropy" in c:
                     rows.append(("entropy_coeff", "*"))
                 if p.returncode != 0:
