@@ -11,11 +11,10 @@ package ppo
 // seq-mean-token-sum-norm dividing by the constant alone, as verl's
 // agg_loss does (rlpost's default divides by B′·C).
 //
-// Where verl differs by construction it is documented rather than
-// emulated: its ppo_kl metric averages the clamped log-ratio (Stats.ApproxKL
-// the raw one; they differ only where |Δ| > 20), and its gspo mode is
-// GSPOToken with LogRatioClamp 10, LogRatioClampHighOnly, no dual clip and
-// seq-mean-token-mean (docs/spec.md#loss-modes).
+// verl's loss modes other than vanilla: VerlMode. Where verl differs by
+// construction it is documented rather than emulated, e.g. its ppo_kl
+// metric averages the clamped log-ratio (Stats.ApproxKL the raw one; they
+// differ only where |Δ| > 20) (docs/spec.md#peer-presets).
 func VerlDefaults() Config {
 	c := DefaultConfig()
 	c.DualClip = 3
@@ -35,5 +34,40 @@ func TRLDefaults() Config {
 	c := DefaultConfig()
 	c.LogRatioClamp = 0
 	c.KLEstimator = K3
+	return c
+}
+
+// VerlMode returns c with the loss mode m as verl's loss_mode of that name
+// computes it (verl/trainer/ppo/core_algos.py; docs/spec.md#peer-presets),
+// where verl's function departs from the paper's form or from c:
+//
+//   - GSPO (verl "gspo"): GSPOToken, the log-ratio clamped at 10 from above
+//     only, no dual clip, SeqMeanTokenMean (verl ignores loss_agg_mode);
+//   - SAPO: SeqMeanTokenMean (verl ignores loss_agg_mode);
+//   - GeoMean: SeqMeanTokenMean and no log-ratio clamp; verl averages the
+//     sequence losses over all B rows, rows without a valid token
+//     included: set Reduction.SeqCount = B for that;
+//   - ClipCov, KLCov: no log-ratio clamp (verl exponentiates the raw
+//     log-ratio), and no dual clip.
+//
+// Vanilla, CISPO and GPG are verl's as c has them. verl aggregates its KL
+// and entropy terms by loss_agg_mode even where the policy term's
+// aggregation is fixed; rlpost aggregates every term one way, so the two
+// agree for GSPO, SAPO and GeoMean when verl's loss_agg_mode is
+// seq-mean-token-mean or those terms are off.
+func VerlMode(c Config, m LossMode) Config {
+	c.LossMode = m
+	switch m {
+	case GSPO, GSPOToken:
+		c.LossMode = GSPOToken
+		c.LogRatioClamp, c.LogRatioClampHighOnly, c.DualClip = 10, true, 0
+		c.Mode = SeqMeanTokenMean
+	case SAPO:
+		c.Mode = SeqMeanTokenMean
+	case GeoMean:
+		c.Mode, c.LogRatioClamp = SeqMeanTokenMean, 0
+	case ClipCov, KLCov:
+		c.LogRatioClamp, c.DualClip = 0, 0
+	}
 	return c
 }

@@ -102,3 +102,50 @@ func TestNormWithoutSeqsMicroBatchesAddUp(t *testing.T) {
 	assert.InDelta(t, res.Loss, sum, 1e-14)
 	assert.InDeltaSlice(t, whole, parts, 1e-15)
 }
+
+// TestVerlModeReproducesVerl: values worked by hand from verl's
+// compute_policy_loss_gspo and compute_policy_loss_geo_mean (the same
+// numbers verl's functions give; testdata/gen/verl_check.py runs them).
+func TestVerlModeReproducesVerl(t *testing.T) {
+	mk := func(B int, v ...float64) tensor.Batch[float64] {
+		b := tensor.MustNew[float64](B, len(v)/B)
+		copy(b.Data, v)
+		return b
+	}
+	// Row 0: Δ = (0.3, −0.1), A = (1, 3); row 1: one token, Δ = 0, A = 1.
+	in := ppo.Inputs[float64]{Logp: mk(2, 0.3, -0.1, 0, 0), OldLogp: mk(2, 0, 0, 0, 0),
+		Advantages: mk(2, 1, 3, 1, 0), Mask: mk(2, 1, 1, 1, 0)}
+
+	// verl's gspo is GSPO-token, seq-mean-token-mean whatever loss_agg_mode
+	// says: s = e^{0.1} (inside [0.8, 1.2]); loss ½[(−s − 3s)/2 − 1] = −s − ½,
+	// dL/dlogp_t = −A_t·s/(2·2) on row 0 and −1/2 on row 1.
+	cfg := ppo.VerlMode(ppo.VerlDefaults(), ppo.GSPO)
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, ppo.GSPOToken, cfg.LossMode)
+	g := make([]float64, 4)
+	res, err := ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	s := math.Exp(0.1)
+	assert.InDelta(t, -s-0.5, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{-s / 4, -3 * s / 4, -0.5, 0}, g, 1e-15)
+
+	// verl's geo_mean: Δ' = (0.2, −0.1) (A > 0 clips from above at ε_high
+	// 0.2), R = e^{0.05}, Ā = 2; torch.mean over both rows, the empty one
+	// included: −2R/2. Token 0 is clipped (no gradient), token 1 gets
+	// −Ā·R/(B·n) = −R/2.
+	in.Mask = mk(2, 1, 1, 0, 0)
+	cfg = ppo.VerlMode(ppo.VerlDefaults(), ppo.GeoMean)
+	cfg.SeqCount = 2
+	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+	require.NoError(t, err)
+	R := math.Exp(0.05)
+	assert.InDelta(t, -R, res.Loss, 1e-15)
+	assert.InDeltaSlice(t, []float64{0, -R / 2, 0, 0}, g, 1e-15)
+
+	// Clip-Cov and KL-Cov exponentiate the raw log-ratio in verl.
+	for _, m := range []ppo.LossMode{ppo.ClipCov, ppo.KLCov} {
+		c := ppo.VerlMode(ppo.VerlDefaults(), m)
+		assert.Zero(t, c.LogRatioClamp, m)
+		assert.Zero(t, c.DualClip, m)
+	}
+}

@@ -120,9 +120,11 @@ type RolloutStats struct {
 	// rollout_ppl); PPLRatio averages exp(mean rollout_logp − mean old_logp)
 	// (verl ppl_ratio).
 	TrainingPPL, RolloutPPL, PPLRatio float64
-	// ISMean is the mean importance weight after truncation; ISTruncatedFrac
-	// the fraction of weights (tokens, or sequences at the sequence level)
-	// above the threshold (verl rollout_is_ratio_fraction_high).
+	// ISMean is the mean importance weight over valid tokens before
+	// truncation (verl rollout_is_mean, which verl takes before it
+	// truncates); ISTruncatedFrac the fraction of weights (tokens, or
+	// sequences at the sequence level) above the threshold (verl
+	// rollout_is_ratio_fraction_high).
 	ISMean, ISTruncatedFrac float64
 	// RSMaskedFrac is the fraction of valid tokens rejected (verl
 	// rollout_rs_masked_fraction); RSSeqMaskedFrac the fraction of
@@ -241,9 +243,10 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			seqRejected = !(w >= lower && w <= upper)
 		}
 	}
-	seqIS := 1.0
+	seqIS, seqRaw := 1.0, 1.0
 	if cfg.RolloutIS == RolloutSequence && acc.n > 0 {
 		seqIS = seqW(seqSum)
+		seqRaw = seqIS
 		if seqIS > isMax {
 			seqIS = isMax
 			acc.truncated = 1
@@ -270,10 +273,10 @@ func (j *policyJob[F]) rolloutRow(b int) {
 				x = isMax
 				truncated++
 			}
-			weights += x
+			weights += e // the metric is verl's, before truncation
 			w *= x
 		case RolloutSequence:
-			weights += seqIS
+			weights += seqRaw
 			w *= seqIS
 		}
 		etw[t] = F(w)

@@ -126,7 +126,9 @@ func TestRolloutByHand(t *testing.T) {
 	assert.InDelta(t, -(2+1)/2.0, res.Loss, 1e-15) // r = 1: ℓ = −A·w
 	assert.InDeltaSlice(t, []float64{-1, -0.5}, g, 1e-15)
 	assert.Equal(t, 0.5, res.Rollout.ISTruncatedFrac)
-	assert.InDelta(t, 1.5, res.Rollout.ISMean, 1e-15)
+	// verl's rollout_is_mean is taken before truncation: (3 + 1)/2, not
+	// (2 + 1)/2.
+	assert.InDelta(t, 2.0, res.Rollout.ISMean, 1e-15)
 	assert.InDelta(t, -l3/2, res.Rollout.KL, 1e-15)
 	assert.InDelta(t, (3-l3-1)/2, res.Rollout.K3KL, 1e-15)
 	assert.InDelta(t, math.Exp(1.5), res.Rollout.TrainingPPL, 1e-12)

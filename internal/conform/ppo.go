@@ -72,13 +72,24 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	var req PolicyLossRequest
 	var head struct {
 		Preset string `json:"preset"`
+		Config struct {
+			LossMode string  `json:"loss_mode"`
+			Agg      *string `json:"agg"`
+		} `json:"config"`
 	}
 	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
 	base := ppo.DefaultConfig()
+	verlGeoMean := false
 	switch head.Preset {
 	case "":
 	case "verl":
 		base = ppo.VerlDefaults()
+		// The loss mode as verl's function of that name computes it; an
+		// unknown name fails below.
+		if m, err := ppo.ParseLossMode(head.Config.LossMode); err == nil {
+			base = ppo.VerlMode(base, m)
+			verlGeoMean = m == ppo.GeoMean && head.Config.Agg == nil
+		}
 	case "trl":
 		base = ppo.TRLDefaults()
 	default:
@@ -86,6 +97,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	}
 	c := &req.Config
 	c.ClipLow, c.ClipHigh, c.DualClip, c.LogRatioClamp = base.ClipLow, base.ClipHigh, base.DualClip, base.LogRatioClamp
+	c.LogRatioClampHighOnly = base.LogRatioClampHighOnly
 	c.RatioLevel, c.Agg, c.KLEstimator = base.RatioLevel.String(), base.Mode.String(), base.KLEstimator.String()
 	c.KLCoef, c.KLClamp, c.AggNorm, c.AggNormWithoutSeqs = base.KLCoef, base.KLClamp, base.Norm, base.NormWithoutSeqs
 	c.BehaveCap, c.BehaveCapMode = base.BehaveCap, base.BehaveCapMode.String()
@@ -111,6 +123,10 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
 	}
+	if verlGeoMean {
+		// verl's geo_mean is torch.mean over all B rows (ppo.VerlMode).
+		base.SeqCount = float64(in.Logp.B)
+	}
 	cfg := ppo.Config{
 		ClipLow:       c.ClipLow,
 		ClipHigh:      c.ClipHigh,
@@ -119,7 +135,8 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLCoef:        c.KLCoef,
 		KLClamp:       c.KLClamp,
 		BehaveCap:     c.BehaveCap,
-		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, NormWithoutSeqs: c.AggNormWithoutSeqs},
+		Reduction: ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, SeqCount: base.SeqCount,
+			NormWithoutSeqs: c.AggNormWithoutSeqs},
 
 		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
 		SAPOTauPos:            c.TauPos,
@@ -153,6 +170,9 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	}
 	if cfg.LossMode, err = ppo.ParseLossMode(c.LossMode); err != nil {
 		return in, cfg, err
+	}
+	if head.Preset == "verl" {
+		cfg.LossMode = ppo.VerlMode(cfg, cfg.LossMode).LossMode // verl's gspo is GSPO-token
 	}
 	// verl's null (omitted) turns each correction off.
 	for _, l := range [...]struct {

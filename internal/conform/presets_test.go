@@ -70,3 +70,36 @@ func TestGroupPresets(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// TestPolicyLossVerlModes: under "preset": "verl" a loss_mode is verl's
+// function of that name (ppo.VerlMode). Row 0: Δ = (0.3, −0.1), A = (1, 3);
+// row 1 one token with Δ = 0, A = 1. verl's gspo is GSPO-token with
+// seq-mean-token-mean: −e^{0.1} − ½ (token-mean would give (−4e^{0.1} −
+// 1)/3); verl's geo_mean averages over every row, the empty one included.
+func TestPolicyLossVerlModes(t *testing.T) {
+	var got struct {
+		Loss float64
+		Grad [][]float64
+	}
+	const batch = `"logp": [[0.3, -0.1], [0, 0]], "old_logp": [[0, 0], [0, 0]], "advantages": [[1, 3], [1, 0]]`
+	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [1, 0]],
+		"config": {"loss_mode": "gspo"}}`, &got)
+	s := math.Exp(0.1)
+	require.InDelta(t, -s-0.5, got.Loss, 1e-15)
+	require.InDeltaSlice(t, []float64{-s / 4, -3 * s / 4}, got.Grad[0], 1e-15)
+	// verl clamps GSPO's log-ratio from above only: Δ = −25 gives
+	// −0.8·e^{−25} (inside the clip, as s < 0.8 and A > 0), not −0.8·e^{−10}.
+	runJSON(t, `{"op": "policy_loss", "preset": "verl", "logp": [[-25]], "old_logp": [[0]], "advantages": [[0.8]],
+		"mask": [[1]], "config": {"loss_mode": "gspo"}}`, &got)
+	require.InDelta(t, -0.8*math.Exp(-25), got.Loss, 1e-25)
+	// A field beside the preset overrides it.
+	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [1, 0]],
+		"config": {"loss_mode": "gspo", "agg": "token-mean"}}`, &got)
+	require.InDelta(t, (-4*s-1)/3, got.Loss, 1e-15)
+
+	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [0, 0]],
+		"config": {"loss_mode": "geo_mean"}}`, &got)
+	R := math.Exp(0.05)
+	require.InDelta(t, -R, got.Loss, 1e-15)
+	require.InDeltaSlice(t, []float64{0, -R / 2}, got.Grad[0], 1e-15)
+}

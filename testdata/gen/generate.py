@@ -141,7 +141,37 @@ def policy_cases(g):
         req["config"] = cfg
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
-            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)))
+            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106)))
+
+
+def policy_verl_mode_cases(g):
+    """Under the verl preset, the loss modes whose verl function departs
+    from rlpost's form (ppo.VerlMode): GSPO-token with its one-sided clamp,
+    SAPO's and GMPO's fixed aggregation, GMPO's mean over every row (an
+    empty row in each), Clip-Cov and KL-Cov without a log-ratio clamp (a
+    token 22 nats above its old log-probability, or 25 below it)."""
+    cases = []
+    for k in range(20):
+        mode = ["gspo", "sapo", "geo_mean", "clip_cov", "kl_cov"][k % 5]
+        B, T = g.shape()
+        B = max(B, 2)
+        req = _policy_base(g, B, T)
+        req["preset"] = "verl"
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        if mode in ("clip_cov", "kl_cov"):
+            cfg["agg"] = g.pick(AGGS)
+            cfg["clip_cov_ratio" if mode == "clip_cov" else "kl_cov_ratio"] = 1.0
+            if mode == "clip_cov":
+                cfg["clip_cov_lb"], cfg["clip_cov_ub"] = -100.0, 100.0
+        b, t = g.r.randrange(B), g.r.randrange(T)
+        req["mask"][b][t] = 1
+        if k % 2 == 0:
+            req["old_logp"][b][t] = num(req["logp"][b][t] - g.pick([22.0, 12.0, -25.0]))
+        if mode == "geo_mean":
+            req["mask"][(b + 1) % B] = [0] * T
+        cases.append(req)
+    return cases
 
 
 def policy_preset_cases(g):

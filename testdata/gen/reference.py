@@ -87,6 +87,21 @@ POLICY_PRESETS = {
     "trl": {"logratio_clamp": 0.0},
 }
 
+# Under "preset": "verl" each loss mode is verl's function of that name
+# (ppo.VerlMode): gspo is GSPO-token clamped at 10 from above only, without
+# dual clip; gspo, sapo and geo_mean aggregate seq-mean-token-mean (geo_mean
+# over all B rows unless the request names an agg); Clip-Cov, KL-Cov and
+# geo_mean exponentiate the raw log-ratio.
+VERL_MODES = {
+    "gspo": {"loss_mode": "gspo_token", "logratio_clamp": 10.0, "logratio_clamp_high_only": True,
+             "dual_clip": 0.0, "agg": "seq-mean-token-mean"},
+    "sapo": {"agg": "seq-mean-token-mean"},
+    "geo_mean": {"agg": "seq-mean-token-mean", "logratio_clamp": 0.0},
+    "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
+    "kl_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
+}
+VERL_MODES["gspo_token"] = VERL_MODES["gspo"]
+
 
 def _clamp(x, c):
     """torch.clamp to [-c, c] when c > 0: inclusive, no gradient outside."""
@@ -143,7 +158,15 @@ def _behave_weight(prox, old, cfg):
 def policy_loss(req):
     cfg = dict(POLICY_DEFAULTS)
     cfg.update(POLICY_PRESETS.get(req.get("preset", ""), {}))
+    seq_count = 0.0
+    if req.get("preset") == "verl":
+        mode = req.get("config", {}).get("loss_mode", "vanilla")
+        cfg.update(VERL_MODES.get(mode, {}))
+        if mode == "geo_mean" and "agg" not in req.get("config", {}):
+            seq_count = float(len(req["mask"]))  # verl: torch.mean over every row
     cfg.update(req.get("config", {}))
+    if req.get("preset") == "verl" and cfg["loss_mode"] == "gspo":
+        cfg["loss_mode"] = "gspo_token"  # verl's gspo
     mask = _t(req["mask"])
     logp = _t(req["logp"]).requires_grad_(True)
     old = _t(req["old_logp"])
@@ -173,7 +196,7 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
-    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"], seq_count=seq_count,
                      norm_without_seqs=cfg["agg_norm_without_seqs"])
     delta = lp - base
     mode = cfg["loss_mode"]

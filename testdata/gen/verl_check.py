@@ -1,0 +1,424 @@
+"""Runs verl's own policy-loss functions beside `rlpost conform` under
+`"preset": "verl"` and reports, case by case, where they agree.
+
+    python3 testdata/gen/verl_check.py --verl /path/to/verl/checkout \
+        [--rollout-corr FILE] [--rlpost BIN] [--cases N] [--seed S] [-v]
+
+The script holds none of verl's code: it reads verl/trainer/ppo/core_algos.py,
+verl/trainer/ppo/rollout_corr_helper.py and the masked reductions of
+verl/utils/torch_functional.py from the checkout and runs them unmodified,
+with small stand-ins for the imports it does not need (omegaconf, the config
+dataclasses, DataProto). --rollout-corr names another rollout_corr_helper.py:
+verl's later releases replaced the ratio-bounded rejection levels `token`,
+`sequence`, `geometric` (which rlpost implements) by KL-based options, so the
+rejection cases need a helper of that API (verl up to December 2025).
+
+What it compares, per random case (B, T from 1; rows without a valid token;
+log-ratios beyond every clamp; advantages per token or per sequence):
+
+- every loss mode the checkout registers (`POLICY_LOSS_REGISTRY`; modes of
+  verl's rollout pipeline such as `bypass_mode` are left out) under every
+  `loss_agg_mode`, with the KL loss (`kl_penalty`, every estimator name),
+  the entropy bonus and the rollout correction composed as verl's trainer
+  composes them (verl/workers/utils/losses.py: rollout correction first,
+  then every term aggregated with the same global batch information);
+- the loss, its gradient with respect to logp (torch autograd of verl's
+  loss), dLoss/dentropy, and the metrics whose names both report.
+
+Clip-Cov draws its detached tokens with torch.randperm, and KL-Cov's
+torch.topk orders ties as it likes: only cases where the data fix the
+choice are compared. verl's "k3+" raises NotImplementedError (its
+kl_penalty hands the name with the "+" to kl_penalty_forward); those cases
+are compared with its evident intent, built from verl's own
+kl_penalty_forward (the value of "k3", the gradient of "k2"), and listed
+apart. Cases where verl returns NaN (every token rejected) are skipped. Not run by CI: it needs torch and
+a verl checkout (docs/conformance.md#checking-against-verl).
+"""
+
+import argparse
+import inspect
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import types
+from collections import defaultdict
+
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+AGGS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"]
+KL_NAMES = ["k1", "kl", "k2", "mse", "k3", "low_var_kl", "abs", "k3+"]
+SKIP_MODES = {"bypass_mode"}
+# verl's functions for these modes aggregate seq-mean-token-mean whatever
+# loss_agg_mode says (geo_mean: the mean over all rows); the request then
+# gives no agg, and verl's loss_agg_mode (which its KL and entropy terms
+# still use) is seq-mean-token-mean, the one setting rlpost's single
+# aggregation can match.
+FIXED_AGG_MODES = {"gspo", "sapo", "geo_mean"}  # a pipeline of its own (old_logp = rollout_logp), not a loss form
+
+
+# ---------------------------------------------------------------- loading
+
+
+def grab(src, name):
+    """The text of top-level function `name` in `src`."""
+    start = src.index("\ndef %s(" % name) + 1
+    ends = [src.find(t, start + 4) for t in ("\n@", "\ndef ", "\nclass ")]
+    return src[start : min(e for e in ends if e > 0)] + "\n"
+
+
+class _Cfg:
+    """Attribute bag with dict-style get, standing in for verl's config objects."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def get(self, key, default=None):
+        return self.__dict__.get(key, default)
+
+    def __getitem__(self, key):
+        return self.__dict__[key]
+
+
+def load_verl(root, rollout_corr_file):
+    def module(name, **attrs):
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        sys.modules[name] = m
+        return m
+
+    tf_src = open(os.path.join(root, "verl/utils/torch_functional.py")).read()
+    tf = module("verl.utils.torch_functional", torch=torch)
+    for fn in ("masked_sum", "masked_mean", "masked_var", "masked_whiten", "distributed_masked_mean"):
+        exec(grab(tf_src, fn), tf.__dict__)
+
+    class ActorConfig(_Cfg):
+        pass
+
+    class AlgoConfig(_Cfg):
+        pass
+
+    class DataProto:
+        def __init__(self, batch):
+            self.batch = batch
+
+        @classmethod
+        def from_dict(cls, tensors):
+            return cls(dict(tensors))
+
+    def unused(*a, **k):
+        raise RuntimeError("stand-in called")
+
+    module("omegaconf", DictConfig=dict)
+    module("verl")
+    module("verl.utils", as_torch_index=unused, group_mean_std=unused, torch_functional=tf)
+    module("verl.utils.import_utils", deprecated=lambda *a, **k: (lambda f: f))
+    module("verl.trainer")
+    module("verl.trainer.config", AlgoConfig=AlgoConfig)
+    module("verl.trainer.config.algorithm", RolloutCorrectionConfig=_Cfg)
+    module("verl.trainer.ppo")
+    module("verl.workers")
+    module("verl.workers.config", ActorConfig=ActorConfig)
+    module("verl.workers.config.actor", PolicyLossConfig=_Cfg)
+    module("verl.protocol", DataProto=DataProto)
+
+    def load(name, path):
+        m = module(name)
+        m.__file__ = path
+        exec(compile(open(path).read(), path, "exec"), m.__dict__)
+        return m
+
+    ca = load("verl.trainer.ppo.core_algos", os.path.join(root, "verl/trainer/ppo/core_algos.py"))
+    rc = load(
+        "verl.trainer.ppo.rollout_corr_helper",
+        rollout_corr_file or os.path.join(root, "verl/trainer/ppo/rollout_corr_helper.py"),
+    )
+    return ca, rc, ActorConfig
+
+
+# ---------------------------------------------------------------- cases
+
+
+class Gen:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def u(self, lo, hi):
+        return round(self.r.uniform(lo, hi), 6)
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def case(self, mode, agg):
+        r = self.r
+        B = r.choice([1, 1, 2, 3, 4, 5])
+        T = r.choice([1, 1, 2, 3, 5, 7])
+        mask = [[1.0 if r.random() < 0.8 else 0.0 for _ in range(T)] for _ in range(B)]
+        if r.random() < 0.5:  # prefix masks of random lengths
+            mask = [[1.0 if t < r.randint(0, T) or t == 0 else 0.0 for t in range(T)] for _ in range(B)]
+        if B > 1 and r.random() < 0.3:
+            mask[r.randrange(B)] = [0.0] * T  # a row with no valid token
+        if not any(any(row) for row in mask):
+            mask[0][0] = 1.0
+        old = [[self.u(-4, -0.05) for _ in range(T)] for _ in range(B)]
+        spread = r.choice([0.05, 0.3, 1.0])
+        logp = [[round(o + r.gauss(0, spread), 6) for o in row] for row in old]
+        if r.random() < 0.25:  # log-ratios beyond the ±20 clamps
+            b, t = r.randrange(B), r.randrange(T)
+            logp[b][t] = round(old[b][t] + r.choice([-25.0, 22.0, 30.0]), 6)
+        if r.random() < 0.5:
+            adv = [[self.u(-2, 2)] * T for _ in range(B)]
+        else:
+            adv = [[self.u(-2, 2) for _ in range(T)] for _ in range(B)]
+        if r.random() < 0.15:
+            adv[0] = [0.0] * T
+        eps_lo, eps_hi = r.choice([(0.2, 0.2), (0.2, 0.28), (self.u(0.05, 0.4), self.u(0.05, 0.5))])
+        c = {"mode": mode, "agg": agg, "clip_low": eps_lo, "clip_high": eps_hi,
+             "logp": logp, "old_logp": old, "mask": mask, "advantages": adv}
+        if mode == "vanilla" and r.random() < 0.4:
+            c["clip_ratio_c"] = r.choice([1.5, 2.0, 10.0])
+        if agg == "seq-mean-token-sum-norm" and r.random() < 0.5:
+            c["agg_norm"] = float(r.choice([T, T + 3, 16]))
+        if mode == "sapo":
+            c["tau_pos"], c["tau_neg"] = r.choice([(1.0, 1.05), (self.u(0.5, 3), self.u(0.5, 3))])
+        if mode == "clip_cov":
+            c["clip_cov_ratio"] = r.choice([1.0, 0.5, 0.0002])
+            c["clip_cov_lb"], c["clip_cov_ub"] = r.choice([(1.0, 5.0), (-1.0, 5.0), (0.0, 0.5)])
+        if mode == "kl_cov":
+            c["kl_cov_ratio"] = r.choice([0.0002, 0.3, 1.0])
+            c["ppo_kl_coef"] = r.choice([0.1, 1.0, 0.5])
+        if r.random() < 0.35:
+            c["kl_estimator"] = r.choice(KL_NAMES)
+            c["kl_coef"] = r.choice([0.001, 0.1, 1.0])
+            c["ref_logp"] = [[round(o + r.choice([r.gauss(0, 0.5), r.gauss(0, 8)]), 6) for o in row] for row in logp]
+        if r.random() < 0.25:
+            c["entropy_coeff"] = r.choice([0.001, 0.01, 0.5])
+            c["entropy"] = [[self.u(0, 3) for _ in range(T)] for _ in range(B)]
+        if r.random() < 0.3:
+            c["rollout_logp"] = [[round(o + r.gauss(0, r.choice([0.05, 0.5, 2.0])), 6) for o in row] for row in old]
+            if mode != "geo_mean" and r.random() < 0.7:
+                c["rollout_is"] = r.choice(["token", "sequence"])
+                c["rollout_is_threshold"] = r.choice([2.0, 1.2, 5.0])
+            if r.random() < 0.6:
+                c["rollout_rs"] = r.choice(["token", "sequence", "geometric"])
+                c["rollout_rs_threshold"] = r.choice([2.0, 1.5, 4.0])
+                if r.random() < 0.4:
+                    c["rollout_rs_threshold_lower"] = r.choice([0.5, 0.2, 0.9])
+        return c
+
+
+# ---------------------------------------------------------------- verl side
+
+
+def verl_run(ca, rc, ActorConfig, c):
+    """The loss, gradients and metrics verl computes for case c, composed as
+    verl's trainer composes them (rollout correction first)."""
+    T = torch.tensor
+    logp = T(c["logp"]).requires_grad_(True)
+    old, adv, mask = T(c["old_logp"]), T(c["advantages"]), T(c["mask"])
+    metrics = {}
+    out_intent = {}
+    weights = None
+    if "rollout_logp" in c:
+        kw = dict(old_log_prob=old, rollout_log_prob=T(c["rollout_logp"]), response_mask=mask,
+                  rollout_is=c.get("rollout_is"), rollout_is_threshold=c.get("rollout_is_threshold", 2.0),
+                  rollout_rs=c.get("rollout_rs"), rollout_rs_threshold=c.get("rollout_rs_threshold"))
+        params = inspect.signature(rc.compute_rollout_correction_and_rejection_mask).parameters
+        if "rollout_rs_threshold_lower" in params:
+            kw["rollout_rs_threshold_lower"] = c.get("rollout_rs_threshold_lower")
+        elif c.get("rollout_rs") in ("token", "sequence", "geometric"):
+            raise NotImplementedError("this rollout_corr_helper has no ratio-bounded rejection; pass --rollout-corr")
+        proto, mask, rmetrics = rc.compute_rollout_correction_and_rejection_mask(**kw)
+        metrics.update(rmetrics)
+        if proto is not None:
+            weights = proto.batch["rollout_is_weights"]
+    pl = _Cfg(clip_cov_ratio=c.get("clip_cov_ratio", 0.0002), clip_cov_lb=c.get("clip_cov_lb", 1.0),
+              clip_cov_ub=c.get("clip_cov_ub", 5.0), kl_cov_ratio=c.get("kl_cov_ratio", 0.0002),
+              ppo_kl_coef=c.get("ppo_kl_coef", 0.1), loss_mode=c["mode"])
+    info = {}
+    if "agg_norm" in c:
+        info["loss_scale_factor"] = c["agg_norm"]
+    cfg = ActorConfig(clip_ratio=0.2, clip_ratio_low=c["clip_low"], clip_ratio_high=c["clip_high"],
+                      clip_ratio_c=c.get("clip_ratio_c", 3.0), tau_pos=c.get("tau_pos", 1.0),
+                      tau_neg=c.get("tau_neg", 1.05), policy_loss=pl, global_batch_info=info)
+    fn = ca.get_policy_loss_fn(c["mode"])
+    loss, pg_metrics = fn(old_log_prob=old, log_prob=logp, advantages=adv, response_mask=mask,
+                          loss_agg_mode=c["agg"], config=cfg, rollout_is_weights=weights)
+    metrics.update(pg_metrics)
+    ent = None
+    if "entropy" in c:
+        ent = T(c["entropy"]).requires_grad_(True)
+        loss = loss - ca.agg_loss(loss_mat=ent, loss_mask=mask, loss_agg_mode=c["agg"], **info) * c["entropy_coeff"]
+    if "ref_logp" in c:
+        ref = T(c["ref_logp"])
+        try:
+            kld = ca.kl_penalty(logprob=logp, ref_logprob=ref, kl_penalty=c["kl_estimator"])
+        except NotImplementedError:
+            if not c["kl_estimator"].endswith("+"):
+                raise
+            # verl's kl_penalty hands the name with its "+" to
+            # kl_penalty_forward, which raises; its docstring's intent is
+            # the forward value of the name without "+" and the gradient
+            # of k2, built here from verl's own kl_penalty_forward.
+            out_intent["k3+"] = True
+            fwd = ca.kl_penalty_forward(logp, ref, c["kl_estimator"][:-1])
+            bwd = ca.kl_penalty_forward(logp, ref, "k2")
+            kld = bwd - bwd.detach() + fwd.detach()
+        loss = loss + ca.agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode=c["agg"], **info) * c["kl_coef"]
+    loss.backward()
+    out = {"loss": loss.item(), "grad": logp.grad.tolist(), "metrics": metrics, "intent": out_intent}
+    if ent is not None:
+        out["entropy_grad"] = ent.grad.tolist()
+    out["picked_all"] = True
+    if c["mode"] == "kl_cov":
+        out["picked_all"] = kl_cov_untied(c, logp.detach(), adv, mask)
+    if c["mode"] == "clip_cov":
+        out["picked_all"] = clip_cov_deterministic(ca, c, old, logp.detach(), adv, mask)
+    return out
+
+
+def clip_cov_deterministic(ca, c, old, logp, adv, mask):
+    """Whether Clip-Cov's random choice is forced: every candidate token is
+    detached (clip_num ≥ candidates). Recomputes verl's candidate count with
+    its own masked_mean."""
+    vf = sys.modules["verl.utils.torch_functional"]
+    ratio = torch.exp(logp - old)
+    pg1 = -adv * ratio
+    pg2 = -adv * torch.clamp(ratio, 1 - c["clip_low"], 1 + c["clip_high"])
+    by_origin = (pg2 > pg1) & (mask > 0)
+    cov = (adv - vf.masked_mean(adv, mask)) * (logp - vf.masked_mean(logp, mask))
+    cov[mask == 0] = -math.inf
+    cov[by_origin] = -math.inf
+    lb, ub = c.get("clip_cov_lb", 1.0), c.get("clip_cov_ub", 5.0)
+    n = int(((cov < ub) & (cov > lb) & (mask > 0)).sum())
+    return n <= max(int(c.get("clip_cov_ratio", 0.0002) * mask.sum().item()), 1)
+
+
+def kl_cov_untied(c, logp, adv, mask):
+    """Whether KL-Cov's top-k is free of ties at its boundary (torch.topk
+    orders ties as it likes; rlpost gives them to the lower index)."""
+    valid = mask > 0
+    a, lp = adv[valid], logp[valid]
+    cov = sorted(((a - a.mean()) * (lp - lp.mean())).tolist(), reverse=True)
+    k = max(1, int(len(cov) * c.get("kl_cov_ratio", 0.0002)))
+    return k >= len(cov) or cov[k - 1] != cov[k]
+
+
+# ---------------------------------------------------------------- rlpost side
+
+
+def rlpost_request(c):
+    cfg = {"loss_mode": c["mode"], "clip_low": c["clip_low"], "clip_high": c["clip_high"]}
+    if c["mode"] not in FIXED_AGG_MODES:
+        cfg["agg"] = c["agg"]
+    if "clip_ratio_c" in c:
+        cfg["dual_clip"] = c["clip_ratio_c"]
+    for k in ("agg_norm", "tau_pos", "tau_neg", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub",
+              "kl_cov_ratio", "ppo_kl_coef", "kl_estimator", "kl_coef", "entropy_coeff",
+              "rollout_is", "rollout_is_threshold", "rollout_rs", "rollout_rs_threshold",
+              "rollout_rs_threshold_lower"):
+        if k in c:
+            cfg[k] = c[k]
+    req = {"op": "policy_loss", "preset": "verl", "config": cfg}
+    for k in ("logp", "old_logp", "mask", "advantages", "ref_logp", "entropy", "rollout_logp"):
+        if k in c:
+            req[k] = c[k]
+    return req
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 + 1e-6 * abs(b)
+
+
+def compare(got, want):
+    """The names of the quantities that differ."""
+    diffs = []
+    if not close(got["loss"], want["loss"]):
+        diffs.append("loss")
+    for key in ("grad", "entropy_grad"):
+        if key in want and not all(close(x, y) for gr, wr in zip(got.get(key, []), want[key]) for x, y in zip(gr, wr)):
+            diffs.append(key)
+    mine = got["stats"]["metrics"]
+    for name, v in want["metrics"].items():
+        key = name if name.startswith(("actor/", "rollout_corr/")) else "actor/" + name
+        if key in mine and not close(mine[key], v):
+            diffs.append("metric " + key)
+    return diffs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--verl", required=True, help="root of a verl checkout")
+    ap.add_argument("--rollout-corr", help="rollout_corr_helper.py with token/sequence/geometric rejection")
+    ap.add_argument("--rlpost", default="rlpost", help="the rlpost binary")
+    ap.add_argument("--cases", type=int, default=24, help="cases per loss mode and aggregation")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-v", action="store_true", help="print every difference")
+    a = ap.parse_args()
+    ca, rc, ActorConfig = load_verl(a.verl, a.rollout_corr)
+    modes = [m for m in ca.POLICY_LOSS_REGISTRY if m not in SKIP_MODES]
+    g = Gen(a.seed)
+    tally = defaultdict(lambda: [0, 0, 0])
+    kinds = defaultdict(int)
+    skipped = defaultdict(int)
+    for mode in modes:
+        for agg in AGGS:
+            for _ in range(a.cases):
+                c = g.case(mode, agg)
+                if mode in FIXED_AGG_MODES:
+                    c["agg"] = "seq-mean-token-mean"
+                    c.pop("agg_norm", None)
+                try:
+                    want = verl_run(ca, rc, ActorConfig, c)
+                except (NotImplementedError, ValueError, AssertionError) as e:
+                    skipped["verl raised %s: %s" % (type(e).__name__, str(e)[:60])] += 1
+                    continue
+                if math.isnan(want["loss"]):
+                    skipped["verl's loss is NaN (every token rejected)"] += 1
+                    continue
+                if not want["picked_all"]:
+                    skipped["%s: choice not fixed by the data (random draw or tie)" % mode] += 1
+                    continue
+                req = rlpost_request(c)
+                p = subprocess.run([a.rlpost, "conform"], input=json.dumps(req), capture_output=True, text=True)
+                rows = [(mode, agg), (mode, "*")]
+                for extra in ("kl_estimator", "rollout_is", "rollout_rs"):
+                    if extra in c:
+                        note = " (verl raises; its intent)" if want["intent"] and extra == "kl_estimator" else ""
+                        rows.append(("%s=%s%s" % (extra, c[extra], note), "*"))
+                if "entropy" in c:
+                    rows.append(("entropy_coeff", "*"))
+                if p.returncode != 0:
+                    diffs = ["rlpost error: " + p.stdout.strip()[:120]]
+                else:
+                    diffs = compare(json.loads(p.stdout), want)
+                values_ok = not any(d in ("loss", "grad", "entropy_grad") or d.startswith("rlpost") for d in diffs)
+                for row in rows:
+                    tally[row][2] += 1
+                    tally[row][1] += not diffs
+                    tally[row][0] += values_ok
+                for d in diffs:
+                    kinds[(mode, d)] += 1
+                if diffs and a.v:
+                    print("DIFF", mode, agg, diffs, json.dumps(req)[:400])
+                    if p.returncode == 0:
+                        got = json.loads(p.stdout)
+                        print("   rlpost loss %.12g  verl %.12g" % (got["loss"], want["loss"]))
+    print("%-28s %-24s %-14s %s" % ("case", "aggregation", "loss+grads", "and metrics"))
+    for (k, agg), (ok, okm, n) in sorted(tally.items()):
+        print("%-28s %-24s %-14s %d/%d" % (k, agg, "%d/%d" % (ok, n), okm, n))
+    total = [sum(v[i] for (k, agg), v in tally.items() if agg != "*") for i in (0, 1, 2)]
+    print("all: loss and gradients agree %d/%d, metrics too %d/%d" % (total[0], total[2], total[1], total[2]))
+    for (mode, d), n in sorted(kinds.items()):
+        print("differs: %-10s %-40s %d" % (mode, d, n))
+    for why, n in sorted(skipped.items()):
+        print("skipped: %s: %d" % (why, n))
+    return 0 if total[1] == total[2] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
