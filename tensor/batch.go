@@ -37,7 +37,7 @@ func Packed[F Float](data []F, cuSeqlens []int) (Batch[F], error) {
 	if len(cuSeqlens) == 0 {
 		return Batch[F]{}, Errorf(ErrShape, "cu_seqlens", nil, "empty, want B+1 offsets starting at 0")
 	}
-	t, err := checkOffsets("cu_seqlens", cuSeqlens, len(data))
+	t, err := checkOffsets("cu_seqlens", "", cuSeqlens, len(data))
 	if err != nil {
 		return Batch[F]{}, err
 	}
@@ -48,20 +48,21 @@ func Packed[F Float](data []F, cuSeqlens []int) (Batch[F], error) {
 }
 
 // checkOffsets validates cu_seqlens against a flat array of n tokens and
-// returns the longest row.
-func checkOffsets(name string, off []int, n int) (int, error) {
+// returns the longest row. Errors name the argument name+suffix, joined
+// only on error so that validation allocates nothing.
+func checkOffsets(name, suffix string, off []int, n int) (int, error) {
 	if off[0] != 0 {
-		return 0, Errorf(ErrRange, name, At(0), "%d, want 0", off[0])
+		return 0, Errorf(ErrRange, name+suffix, At(0), "%d, want 0", off[0])
 	}
 	t := 0
 	for b := 1; b < len(off); b++ {
 		if off[b] < off[b-1] {
-			return 0, Errorf(ErrRange, name, At(b), "%d is less than the previous offset %d", off[b], off[b-1])
+			return 0, Errorf(ErrRange, name+suffix, At(b), "%d is less than the previous offset %d", off[b], off[b-1])
 		}
 		t = max(t, off[b]-off[b-1])
 	}
 	if last := off[len(off)-1]; last != n {
-		return 0, Errorf(ErrShape, name, At(len(off)-1), "%d, want the number of tokens %d", last, n)
+		return 0, Errorf(ErrShape, name+suffix, At(len(off)-1), "%d, want the number of tokens %d", last, n)
 	}
 	return t, nil
 }

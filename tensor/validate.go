@@ -30,7 +30,7 @@ func (x Batch[F]) CheckLayout(name string) error {
 	if x.B < 0 || len(x.Offsets) != x.B+1 {
 		return Errorf(ErrShape, name, nil, "packed batch of B = %d rows has %d offsets, want B+1", x.B, len(x.Offsets))
 	}
-	t, err := checkOffsets(name+".cu_seqlens", x.Offsets, len(x.Data))
+	t, err := checkOffsets(name, ".cu_seqlens", x.Offsets, len(x.Data))
 	if err != nil {
 		return err
 	}
