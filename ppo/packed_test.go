@@ -268,8 +268,52 @@ func TestPackedLayoutErrors(t *testing.T) {
 	require.ErrorIs(t, err, tensor.ErrNonFinite)
 	require.ErrorContains(t, err, "logp[2,1]")
 
-	v := ppo.ValueInputs[float64]{Values: c.packed.Logp, Returns: c.packed.OldLogp, Mask: c.packed.Mask}
+	v := ppo.ValueInputs[float64]{Values: c.packed.Logp, Returns: c.packed.OldLogp, Mask: c.packed.Mask, OldValues: c.padded.Advantages}
 	_, err = ppo.ValueLoss(g, v, ppo.DefaultValueConfig())
-	require.ErrorIs(t, err, tensor.ErrShape, "ValueLoss takes padded batches only")
-	require.ErrorContains(t, err, "packed")
+	require.ErrorIs(t, err, tensor.ErrShape, "padded old values beside packed values")
+	require.ErrorContains(t, err, "old_values")
+}
+
+// TestPackedValueLossMatchesPadded: the critic loss gives a packed batch
+// the bits of the same rows padded, clipped or not, and allocates nothing.
+func TestPackedValueLossMatchesPadded(t *testing.T) {
+	for trial := range 4 {
+		rng := rand.New(rand.NewPCG(uint64(trial), 4))
+		lengths := raggedLengths(rng, 7, 3+rng.IntN(40))
+		for _, mode := range []ppo.Aggregation{ppo.TokenMean, ppo.SeqMeanTokenMean, ppo.SeqMeanTokenSumNorm} {
+			for _, clip := range []float64{0, 0.2} {
+				t.Run(fmt.Sprintf("%v/%v/clip=%v", lengths, mode, clip), func(t *testing.T) {
+					testPackedValue[float32](t, lengths, mode, clip, uint64(trial))
+					testPackedValue[float64](t, lengths, mode, clip, uint64(trial))
+				})
+			}
+		}
+	}
+}
+
+func testPackedValue[F tensor.Float](t *testing.T, lengths []int, mode ppo.Aggregation, clip float64, seed uint64) {
+	// Logp, OldLogp and Advantages of a policy case serve as values,
+	// old values and returns.
+	c := newPackedCase[F](lengths, batchSpec{spread: 0.3, nonPrefix: true, seed: seed}, false, false)
+	cfg := ppo.DefaultValueConfig()
+	cfg.Clip, cfg.Mode = clip, mode
+	val := func(in ppo.Inputs[F]) ppo.ValueInputs[F] {
+		v := ppo.ValueInputs[F]{Values: in.Logp, Returns: in.Advantages, Mask: in.Mask}
+		if clip > 0 {
+			v.OldValues = in.OldLogp
+		}
+		return v
+	}
+	gp := tensor.MustNew[F](c.padded.Logp.B, c.padded.Logp.T)
+	gq, err := tensor.Packed(make([]F, c.packed.Logp.Len()), c.packed.Logp.Offsets)
+	require.NoError(t, err)
+	want, err := ppo.ValueLoss(gp, val(c.padded), cfg)
+	require.NoError(t, err)
+	got, err := ppo.ValueLoss(gq, val(c.packed), cfg)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	for b, n := range lengths {
+		require.Equalf(t, gp.Row(b)[:n], gq.Row(b), "grad row %d", b)
+	}
+	require.Zero(t, testing.AllocsPerRun(10, func() { _, _ = ppo.ValueLoss(gq, val(c.packed), cfg) }))
 }
