@@ -40,9 +40,6 @@ func TestUnconvertedOpsRejectPacked(t *testing.T) {
 		{"gae.TurnEnds", 2, func(b []tensor.Batch[float64]) error { return gae.TurnEnds(b[0], b[1]) }},
 		{"gae.PlaceTurnRewards", 3, func(b []tensor.Batch[float64]) error { return gae.PlaceTurnRewards(b[0], b[1], b[2]) }},
 		{"gae.AddKLPenalty", 3, func(b []tensor.Batch[float64]) error { return gae.AddKLPenalty(b[0], b[1], b[2], 0.1) }},
-		{"appo.Scatter", 2, func(b []tensor.Batch[float64]) error {
-			return appo.Scatter(b[0], b[1], []float64{1, 1, 1, 1}, []int{3, 1})
-		}},
 		{"appo.NewDense", 1, func(b []tensor.Batch[float64]) error { _, err := appo.NewDense(b[0], []int{3, 3}); return err }},
 		{"appo.FrameAttention", 2, func(b []tensor.Batch[float64]) error {
 			return appo.FrameAttention(b[0], []tensor.Batch[float64]{b[1]}, 1, []appo.Span{{Start: 0, End: 1}, {Start: 1, End: 2}, {Start: 2, End: 3}})
