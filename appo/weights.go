@@ -139,7 +139,8 @@ func (w *Weighter[F]) Weights(dst []F, in Inputs[F], cfg Config) (Result, error)
 // observation tokens between turns). Row i of mask must have lengths[i]
 // ones, the token count of response i. Mask-0 positions get 1, the
 // neutral weight, so that products with other weightings stay defined.
-// Scatter allocates nothing.
+// dst and mask may instead be packed with the same cu_seqlens
+// (tensor.Packed). Scatter allocates nothing.
 func Scatter[F tensor.Float](dst, mask tensor.Batch[F], w []F, lengths []int) error {
 	if err := scatter(dst, mask, w, lengths); err != nil {
 		return fmt.Errorf("appo: %w", err)
@@ -148,10 +149,10 @@ func Scatter[F tensor.Float](dst, mask tensor.Batch[F], w []F, lengths []int) er
 }
 
 func scatter[F tensor.Float](dst, mask tensor.Batch[F], w []F, lengths []int) error {
-	if err := dst.Check("dst"); err != nil {
+	if err := dst.CheckLayout("dst"); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("mask", mask, dst.Shape); err != nil {
+	if err := tensor.CheckLike("mask", mask, dst); err != nil {
 		return err
 	}
 	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {

@@ -239,8 +239,8 @@ func TestGAEGolden(t *testing.T) {
 					t.Fatalf("errors: GPU %v, CPU %v", gotErr, cpuErr)
 				}
 				T := in.mask.T
-				golden.CheckRows(t, "advantages", rows64(gotA, T), want.Advantages)
-				golden.CheckRows(t, "returns", rows64(gotR, T), want.Returns)
+				golden.CheckRows(t, "advantages", rows64(gotA, T), want.Advantages.Rows)
+				golden.CheckRows(t, "returns", rows64(gotR, T), want.Returns.Rows)
 				checkClose(t, "adv", gotA, cpuA, T)
 				checkClose(t, "ret", gotR, cpuR, T)
 			})

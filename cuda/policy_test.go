@@ -276,7 +276,7 @@ func TestPolicyLossGolden(t *testing.T) {
 			if !golden.Close(got.Loss, want.Loss) {
 				t.Errorf("loss = %.10g, want %.10g", got.Loss, want.Loss)
 			}
-			golden.CheckRows(t, "grad", rows64(gotGrad, T), want.Grad)
+			golden.CheckRows(t, "grad", rows64(gotGrad, T), want.Grad.Rows)
 
 			cpuGrad := make([]float32, B*T)
 			cpu, err := ppo.PolicyLoss(tensor.Batch[float32]{Shape: in.Logp.Shape, Data: cpuGrad}, in, cfg)

@@ -15,7 +15,10 @@ import (
 // Advantages computes token-level GAE with verl's semantics and writes the
 // advantages into adv and the returns A + V into ret (both batches of the
 // inputs' shape; 0 at mask-0 positions). rewards, values and mask share one
-// shape [B, T].
+// shape [B, T], or all five batches are packed with the same cu_seqlens
+// offsets (tensor.Packed); BiLevel and TurnLevel accept packed batches
+// likewise. A packed batch gives each row the bits the same row gets
+// padded.
 //
 // Mask-0 tokens are skipped: their reward and value are never read and they
 // add no decay, so an observation between two turns of a multi-turn
@@ -108,25 +111,24 @@ func TurnLevel[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, 
 // checkArgs validates shapes: every input has rewards' shape, so do adv and
 // ret, and neither output shares memory with the other or an input.
 func checkArgs[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, turnEnd tensor.Batch[F], turns bool) error {
-	if err := rewards.Check("rewards"); err != nil {
+	if err := rewards.CheckLayout("rewards"); err != nil {
 		return err
 	}
-	shape := rewards.Shape
-	if err := tensor.CheckShape("values", values, shape); err != nil {
+	if err := tensor.CheckLike("values", values, rewards); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("mask", mask, shape); err != nil {
+	if err := tensor.CheckLike("mask", mask, rewards); err != nil {
 		return err
 	}
 	if turns {
-		if err := tensor.CheckShape("turn_end", turnEnd, shape); err != nil {
+		if err := tensor.CheckLike("turn_end", turnEnd, rewards); err != nil {
 			return err
 		}
 	}
-	if err := tensor.CheckShape("adv", adv, shape); err != nil {
+	if err := tensor.CheckLike("adv", adv, rewards); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("ret", ret, shape); err != nil {
+	if err := tensor.CheckLike("ret", ret, rewards); err != nil {
 		return err
 	}
 	if err := tensor.CheckDisjoint("adv", adv.Data, "ret", ret.Data); err != nil {
@@ -284,13 +286,13 @@ func (j *job[F]) Run(b int) {
 // The last one to three rows run on their own. Each row's result is its
 // own, so the order changes no bits.
 func (j *job[F]) planQuads() {
-	B, T := len(j.rows), j.T
+	B := len(j.rows)
 	j.plen = slices.Grow(j.plen[:0], B)[:B]
 	j.order, j.single = slices.Grow(j.order[:0], B)[:0], j.single[:0]
 	for b := range B {
-		m := j.mask.Data[b*T : (b+1)*T]
+		m := j.mask.Row(b)
 		// The first t with m[t] ≠ 1, if the ones come first.
-		lo, hi := 0, T
+		lo, hi := 0, len(m)
 		for lo < hi {
 			if mid := int(uint(lo+hi) >> 1); m[mid] == 1 {
 				lo = mid + 1
@@ -316,7 +318,7 @@ func (j *job[F]) planQuads() {
 // independent chains of multiply-adds overlap.
 func (j *job[F]) scanQuad(rows []int) {
 	T := j.T
-	row := func(x []F, b int) []F { return x[b*T : (b+1)*T : (b+1)*T] }
+	row := func(x []F, b int) []F { return j.row(x, b) }
 	for _, b := range rows {
 		// A mask that is not a prefix of ones (the bisection's guess
 		// is then wrong, or the mask has entries other than 0 and 1)
@@ -341,7 +343,8 @@ func (j *job[F]) scanQuad(rows []int) {
 		clear(ret[n:])
 		k.NV[q], k.NA[q], ok[q] = tokenTail(adv[common:n], ret[common:n],
 			row(j.rewards.Data, b)[common:n], row(j.values.Data, b)[common:n], j.g[0], j.g[1])
-		k.Off[q] = int64(4 * T * b)
+		start, _ := j.rewards.Span(b)
+		k.Off[q] = int64(4 * start)
 	}
 	if common > 0 {
 		f32 := func(x []F) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(x))) }
@@ -386,9 +389,17 @@ func tokenTail[F tensor.Float](adv, ret, r, v []F, g, gl float64) (nv, na float6
 	return nv, na, bad == 0
 }
 
+// row returns row b of x, a flat array laid out as the inputs: T positions
+// per row, or the row's own length in a packed batch (tensor.Batch.Span).
+func (j *job[F]) row(x []F, b int) []F {
+	start, n := j.rewards.Span(b)
+	return x[start : start+n : start+n]
+}
+
 // runRow runs phase j.phase on row b alone.
 func (j *job[F]) runRow(b int) {
-	lo, hi := b*j.T, (b+1)*j.T
+	lo, n := j.rewards.Span(b)
+	hi := lo + n
 	adv, m := j.adv[lo:hi:hi], j.mask.Data[lo:hi:hi]
 	res := &j.rows[b]
 	switch j.phase {
@@ -604,7 +615,8 @@ func rowSquares[F tensor.Float](adv, m []F, mean float64) float64 {
 func (j *job[F]) diagnose(b int) error {
 	turns := j.kind != kindToken
 	last := -1
-	for t := range j.T {
+	start, n := j.rewards.Span(b)
+	for t := range n {
 		mt := j.mask.At(b, t)
 		if mt != 0 && mt != 1 {
 			return tensor.Errorf(tensor.ErrMask, "mask", tensor.At(b, t), "%v", float64(mt))
@@ -636,8 +648,8 @@ func (j *job[F]) diagnose(b int) error {
 			"the row's last valid token is not a turn end, so its final tokens form a turn with no end marker")
 	}
 	var z F
-	for t := range j.T {
-		i := b*j.T + t
+	for t := range n {
+		i := start + t
 		if !tensor.IsFinite(j.adv[i]) || !tensor.IsFinite(j.ret[i]) {
 			return tensor.Errorf(tensor.ErrRange, "adv", tensor.At(b, t),
 				"the advantage or return overflows %T; the rewards and values are too large", z)

@@ -180,12 +180,13 @@ func DynamicSampling[F tensor.Float](keep []bool, metric []F, g Groups) (int, er
 
 // Broadcast writes each sequence's advantage to its valid tokens:
 // dst[b,t] = adv[b]·mask[b,t]. It is how outcome advantages become the
-// per-token advantages of ppo.Inputs.
+// per-token advantages of ppo.Inputs. mask and dst may be padded [B, T] or
+// packed with the same cu_seqlens (tensor.Packed).
 func Broadcast[F tensor.Float](dst tensor.Batch[F], adv []F, mask tensor.Batch[F]) error {
-	if err := mask.Check("mask"); err != nil {
+	if err := mask.CheckLayout("mask"); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
-	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
+	if err := tensor.CheckLike("dst", dst, mask); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
 	if len(adv) != mask.B {

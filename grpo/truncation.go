@@ -12,13 +12,14 @@ import (
 // every token of row b of the loss mask to 0 where truncated[b], the
 // responses the inference engine cut at the length limit (finish reason
 // "length", not a stop token). It returns how many rows it masked. On
-// error mask is unchanged; it allocates nothing.
+// error mask is unchanged; it allocates nothing. mask may be packed
+// (tensor.Packed).
 //
 // The mask only removes the responses from the loss. To keep their
 // arbitrary rewards out of the group baselines too, mark them unscored:
 // Inputs.Scored[i] = !truncated[i] (docs/spec.md#group-advantages).
 func MaskTruncated[F tensor.Float](mask tensor.Batch[F], truncated []bool) (int, error) {
-	if err := mask.Check("mask"); err != nil {
+	if err := mask.CheckLayout("mask"); err != nil {
 		return 0, fmt.Errorf("grpo: %w", err)
 	}
 	if len(truncated) != mask.B {

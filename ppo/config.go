@@ -167,7 +167,9 @@ type Reduction struct {
 	// Mode is the aggregation (verl loss_agg_mode).
 	Mode Aggregation
 	// Norm is C of SeqMeanTokenSumNorm; 0 means T, the padded length
-	// (verl's choice). Dr. GRPO sets it to the maximum response length.
+	// (verl's choice), which for a packed batch (tensor.Packed) is its
+	// longest row, so a packed batch and the same rows padded to their
+	// longest agree. Dr. GRPO sets it to the maximum response length.
 	Norm float64
 	// TokenCount, when > 0, replaces the local number of valid tokens as the
 	// denominator of TokenMean. Give every micro-batch the token count of the

@@ -30,7 +30,7 @@ type covCand struct {
 // and a batch cut into micro-batches picks per micro-batch, as verl does.
 func (j *policyJob[F]) selectCov(total int) {
 	in := &j.in
-	size := in.Logp.Size()
+	size := in.Logp.Len()
 	if cap(j.picked) < size {
 		j.picked = make([]bool, size)
 	}
@@ -51,29 +51,18 @@ func (j *policyJob[F]) selectCov(total int) {
 	ma, ml := sa/n, sl/n
 	clipCov := j.cfg.LossMode == ClipCov
 	ratio := j.rules.covRatio
-	rl := &j.rules
 	cands := j.cands[:0]
-	for k, m := range mask {
-		if m == 0 {
-			continue
-		}
-		a := float64(adv[k])
-		cov := (a - ma) * (float64(lp[k]) - ml)
-		if clipCov {
-			base := float64(in.OldLogp.Data[k])
-			if !in.ProxLogp.IsZero() {
-				base = float64(in.ProxLogp.Data[k])
-			}
-			d, _ := rl.logRatio(float64(lp[k]) - base)
-			r := j.exp(d)
-			if a > 0 && r > rl.hi || a < 0 && r < rl.lo || !(cov > rl.covLo && cov < rl.covHi) {
+	T := in.Logp.T
+	for b := range in.Logp.B {
+		start, rowLen := in.Logp.Span(b)
+		for t, m := range mask[start : start+rowLen] {
+			if m == 0 {
 				continue
 			}
-			cands = append(cands, covCand{key: splitmix64(j.cfg.ClipCovSeed ^ uint64(k)), k: k})
-			continue
-		}
-		if cov == cov { // a NaN input is reported by the row pass
-			cands = append(cands, covCand{cov: cov, k: k})
+			k := start + t
+			// Clip-Cov's order keys on b·T + t, the flat index in the padded
+			// layout, so a packed batch picks what its rows padded would.
+			cands = j.covCandidate(cands, k, b*T+t, ma, ml, clipCov)
 		}
 	}
 	j.cands = cands
@@ -86,6 +75,32 @@ func (j *policyJob[F]) selectCov(total int) {
 	for _, c := range cands[:count] {
 		j.picked[c.k] = true
 	}
+}
+
+// covCandidate appends token k (at padded index pk) to cands if selectCov
+// may pick it.
+func (j *policyJob[F]) covCandidate(cands []covCand, k, pk int, ma, ml float64, clipCov bool) []covCand {
+	in := &j.in
+	rl := &j.rules
+	lp, adv := in.Logp.Data, in.Advantages.Data
+	a := float64(adv[k])
+	cov := (a - ma) * (float64(lp[k]) - ml)
+	if clipCov {
+		base := float64(in.OldLogp.Data[k])
+		if !in.ProxLogp.IsZero() {
+			base = float64(in.ProxLogp.Data[k])
+		}
+		d, _ := rl.logRatio(float64(lp[k]) - base)
+		r := j.exp(d)
+		if a > 0 && r > rl.hi || a < 0 && r < rl.lo || !(cov > rl.covLo && cov < rl.covHi) {
+			return cands
+		}
+		return append(cands, covCand{key: splitmix64(j.cfg.ClipCovSeed ^ uint64(pk)), k: k})
+	}
+	if cov != cov { // a NaN input is reported by the row pass
+		return cands
+	}
+	return append(cands, covCand{cov: cov, k: k})
 }
 
 // splitmix64 is the output function of Steele, Lea and Flood's SplitMix64

@@ -36,9 +36,8 @@ func (c Config) validateEntropy() error {
 }
 
 func (in *Inputs[F]) validateEntropy(cfg Config) error {
-	shape := in.Logp.Shape
 	if !in.Entropy.IsZero() {
-		if err := tensor.CheckShape("entropy", in.Entropy, shape); err != nil {
+		if err := tensor.CheckLike("entropy", in.Entropy, in.Logp); err != nil {
 			return err
 		}
 	} else if cfg.EntropyCoeff != 0 || cfg.EntropyTopRatio > 0 || !in.EntropyGrad.IsZero() {
@@ -46,7 +45,7 @@ func (in *Inputs[F]) validateEntropy(cfg Config) error {
 			"missing, required with Config.EntropyCoeff = %v, Config.EntropyTopRatio = %v or an EntropyGrad destination", cfg.EntropyCoeff, cfg.EntropyTopRatio)
 	}
 	if !in.EntropyGrad.IsZero() {
-		if err := tensor.CheckShape("entropy_grad", in.EntropyGrad, shape); err != nil {
+		if err := tensor.CheckLike("entropy_grad", in.EntropyGrad, in.Logp); err != nil {
 			return err
 		}
 		if err := in.disjoint("entropy_grad", in.EntropyGrad.Data); err != nil {
@@ -61,7 +60,7 @@ func (in *Inputs[F]) validateEntropy(cfg Config) error {
 // reports it.
 func (j *policyJob[F]) selectTopEntropy(total int) {
 	in := &j.in
-	size := in.Logp.Size()
+	size := in.Logp.Len()
 	if cap(j.keep) < size {
 		j.keep = make([]bool, size)
 	}
@@ -91,7 +90,7 @@ func (j *policyJob[F]) dropped(k int) bool {
 func (j *policyJob[F]) entropyRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
-	T := in.Logp.T
+	start, _ := in.Logp.Span(b)
 	h, mask := in.Entropy.Row(b), in.Mask.Row(b)
 	var eg []F
 	if !in.EntropyGrad.IsZero() {
@@ -111,7 +110,7 @@ func (j *policyJob[F]) entropyRow(b int) {
 			return
 		}
 		acc.entropy += v
-		if j.cfg.EntropyTopRatio > 0 && j.keep[b*T+t] {
+		if j.cfg.EntropyTopRatio > 0 && j.keep[start+t] {
 			acc.kept++
 		}
 		if eg != nil {

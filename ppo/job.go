@@ -120,6 +120,14 @@ func (j *policyJob[F]) Run(b int) {
 	}
 }
 
+// gradRow returns row b of the gradient and the flat index of the row's
+// first token, in either layout (tensor.Batch.Span): the scratch arrays
+// indexed by token (picked, keep, rcMask, rcTW) use the same flat index.
+func (j *policyJob[F]) gradRow(b int) (grad []F, start int) {
+	start, n := j.in.Logp.Span(b)
+	return j.grad[start : start+n], start
+}
+
 // countRow returns the number of ones in a mask row, or −1 if an entry is
 // neither 0 nor 1.
 func countRow[F tensor.Float](m []F) int {

@@ -128,8 +128,7 @@ func (c Config) validateMode() error {
 func (j *policyJob[F]) modeRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
-	T := in.Logp.T
-	grad := j.grad[b*T : (b+1)*T]
+	grad, start := j.gradRow(b)
 	if j.lengths[b] == 0 {
 		clear(grad)
 		return
@@ -163,7 +162,7 @@ func (j *policyJob[F]) modeRow(b int) {
 		if tw != nil {
 			w *= float64(tw[t])
 		}
-		if j.dropped(b*T + t) {
+		if j.dropped(start + t) {
 			w = 0
 		}
 		d := l - base
@@ -202,12 +201,12 @@ func (j *policyJob[F]) modeRow(b int) {
 			if live {
 				dl = -a * r * g
 			}
-			if j.picked[b*T+t] {
+			if j.picked[start+t] {
 				loss, dl = 0, 0
 				acc.covPicked++
 			}
 		case KLCov:
-			picked := j.picked[b*T+t]
+			picked := j.picked[start+t]
 			if picked {
 				acc.covPicked++
 			}
@@ -244,7 +243,7 @@ func (j *policyJob[F]) geoRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
 	n := j.lengths[b]
-	grad := j.grad[b*in.Logp.T : (b+1)*in.Logp.T]
+	grad, _ := j.gradRow(b)
 	if n == 0 {
 		clear(grad)
 		return

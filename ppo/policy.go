@@ -9,8 +9,9 @@ import (
 )
 
 // Inputs are the per-token arrays of one policy-loss call, all of shape
-// [B, T]. Values at mask-0 positions are never read, so padding may hold
-// anything, −Inf log-probabilities included.
+// [B, T], or all packed with the same cu_seqlens offsets (tensor.Packed).
+// Values at mask-0 positions are never read, so padding may hold anything,
+// −Inf log-probabilities included.
 type Inputs[F tensor.Float] struct {
 	// Logp is log π_θ of each token under the policy being trained; the
 	// gradient is taken with respect to it.
@@ -101,6 +102,14 @@ type Result struct {
 // positions). grad must not share memory with any input (ErrOverlap). It
 // allocates nothing in steady state and splits rows across the CPUs. On
 // error the contents of grad are unspecified.
+//
+// The batches may instead be packed (tensor.Packed), all with the same
+// cu_seqlens, grad included: the result is that of the same rows padded to
+// the longest, T, and aggregation is unchanged (|y_b| counts row b's mask,
+// SeqMeanTokenSumNorm's default C is T). It is the same bits, except that
+// float32 rows through the AVX2 kernel agree to float32 rounding when a
+// row's length is not a multiple of 8: its last n mod 8 tokens run in the
+// Go loop, where padded they ran in the kernel.
 func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
@@ -126,9 +135,9 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if in.RolloutLogp.IsZero() { // off-policy masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
 		}
-		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask}
+		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
 		if cfg.RolloutIS != RolloutOff || cfg.OffPolicySeqMaskKL > 0 || !in.TokenWeights.IsZero() {
-			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW}
+			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW, Offsets: in.Logp.Offsets}
 		}
 		in = j.in
 	}
@@ -163,7 +172,7 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 var useAVX2 = kernel.HasAVX2
 
 func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
-	if err := in.Logp.Check("logp"); err != nil {
+	if err := in.Logp.CheckLayout("logp"); err != nil {
 		return err
 	}
 	shape := in.Logp.Shape
@@ -174,7 +183,7 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 		name string
 		b    tensor.Batch[F]
 	}{{"old_logp", in.OldLogp}, {"advantages", in.Advantages}, {"mask", in.Mask}} {
-		if err := tensor.CheckShape(x.name, x.b, shape); err != nil {
+		if err := tensor.CheckLike(x.name, x.b, in.Logp); err != nil {
 			return err
 		}
 	}
@@ -185,7 +194,7 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 		if x.b.IsZero() {
 			continue
 		}
-		if err := tensor.CheckShape(x.name, x.b, shape); err != nil {
+		if err := tensor.CheckLike(x.name, x.b, in.Logp); err != nil {
 			return err
 		}
 	}
@@ -208,7 +217,7 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 	if err := in.validateRollout(cfg); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("grad", grad, shape); err != nil {
+	if err := tensor.CheckLike("grad", grad, in.Logp); err != nil {
 		return err
 	}
 	return in.disjoint("grad", grad.Data)

@@ -105,7 +105,7 @@ func (in *Inputs[F]) validateRollout(cfg Config) error {
 		}
 		return nil
 	}
-	return tensor.CheckShape("rollout_logp", in.RolloutLogp, in.Logp.Shape)
+	return tensor.CheckLike("rollout_logp", in.RolloutLogp, in.Logp)
 }
 
 // RolloutStats are the rollout–trainer mismatch metrics, under verl's names
@@ -154,7 +154,7 @@ func (j *policyJob[F]) rolloutActive() bool {
 
 // prepareRollout allocates the scratch of the rollout pass (once per size).
 func (j *policyJob[F]) prepareRollout() {
-	size := j.in.Logp.Size()
+	size := j.in.Logp.Len()
 	if cap(j.rcMask) < size {
 		j.rcMask = make([]F, size)
 		j.rcTW = make([]F, size)
@@ -173,13 +173,13 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	acc := &j.rcRows[b]
 	*acc = rolloutAcc{}
 	in := &j.in
-	T := in.Logp.T
+	start, n := in.Logp.Span(b)
 	old, mask := in.OldLogp.Row(b), in.Mask.Row(b)
 	roll := old // the sampling policy's log-probs
 	if !in.RolloutLogp.IsZero() {
 		roll = in.RolloutLogp.Row(b)
 	}
-	em, etw := j.rcMask[b*T:(b+1)*T], j.rcTW[b*T:(b+1)*T]
+	em, etw := j.rcMask[start:start+n], j.rcTW[start:start+n]
 	var tw []F
 	if !in.TokenWeights.IsZero() {
 		tw = in.TokenWeights.Row(b)

@@ -9,7 +9,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
 	n := j.lengths[b]
-	grad := j.grad[b*in.Logp.T : (b+1)*in.Logp.T]
+	grad, start := j.gradRow(b)
 	if n == 0 {
 		clear(grad)
 		return
@@ -88,7 +88,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		if tw != nil {
 			w *= float64(tw[t])
 		}
-		if j.dropped(b*in.Logp.T + t) {
+		if j.dropped(start + t) {
 			w = 0
 		}
 		loss, g, c := rl.surrogate(s, a)

@@ -35,19 +35,21 @@ type rowSums struct {
 
 // tokenRow is the token-level kernel for row b: the AVX2 assembly for
 // float32 storage where the processor has it (internal/kernel), with the Go
-// loop for the last T mod 8 tokens, and the Go loop alone otherwise. A row
+// loop for the last T mod 8 tokens, and the Go loop alone otherwise. T is
+// the row's length: the batch's T, or the row's own in a packed batch. A row
 // the assembly flags as bad is recomputed in Go to name the position.
 func (j *policyJob[F]) tokenRow(b int) {
 	acc := &j.rows[b]
-	T := j.in.Logp.T
+	grad, _ := j.gradRow(b)
+	T := len(grad)
 	if j.lengths[b] == 0 {
-		clear(j.grad[b*T : (b+1)*T])
+		clear(grad)
 		return
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
 	if j.fastExp && useAVX2 && T >= 8 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
-		if j.kernelRow(b, &s) {
+		if j.kernelRow(b, T, &s) {
 			from = T &^ 7
 		} else {
 			s = rowSums{behaveMax: 1}
@@ -64,15 +66,17 @@ func (j *policyJob[F]) tokenRow(b int) {
 	acc.clipLow, acc.clipHigh, acc.dual = s.clips[clipLow], s.clips[clipHigh], s.clips[clipDual]
 }
 
-// kernelRow runs the AVX2 kernel on the first T&^7 tokens of row b (F is
-// float32 here) and adds its sums to s; it reports false if a lane was bad.
-func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
+// kernelRow runs the AVX2 kernel on the first T&^7 of the T tokens of row b
+// (F is float32 here) and adds its sums to s; it reports false if a lane
+// was bad.
+func (j *policyJob[F]) kernelRow(b, T int, s *rowSums) bool {
 	in := &j.in
+	start, _ := in.Logp.Span(b) // every batch of the call shares the layout
 	ptr := func(x tensor.Batch[F]) *float32 {
 		if x.IsZero() {
 			return nil
 		}
-		return (*float32)(unsafe.Pointer(&x.Data[b*x.T]))
+		return (*float32)(unsafe.Pointer(&x.Data[start]))
 	}
 	flag := func(x tensor.Batch[F]) int64 {
 		if x.IsZero() {
@@ -84,8 +88,8 @@ func (j *policyJob[F]) kernelRow(b int, s *rowSums) bool {
 	k := &kernel.PolicyTokens{
 		Logp: ptr(in.Logp), Old: ptr(in.OldLogp), Adv: ptr(in.Advantages), Mask: ptr(in.Mask),
 		Prox: ptr(in.ProxLogp), Ref: ptr(in.RefLogp), TW: ptr(in.TokenWeights),
-		Grad:    (*float32)(unsafe.Pointer(&j.grad[b*in.Logp.T])),
-		N:       int64(in.Logp.T),
+		Grad:    (*float32)(unsafe.Pointer(&j.grad[start])),
+		N:       int64(T),
 		HasProx: flag(in.ProxLogp), HasRef: flag(in.RefLogp), HasTW: flag(in.TokenWeights),
 		Lo: kernel.Splat(r.lo), Hi: kernel.Splat(r.hi), Dual: kernel.Splat(r.dual),
 		Clamp: kernel.Splat(r.clamp), NegClamp: kernel.Splat(r.clampLo),
@@ -127,17 +131,17 @@ func finite(x float64) bool { return x-x == 0 }
 // token, if any.
 func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 	in := &j.in
-	T := in.Logp.T
+	first, _ := in.Logp.Span(b)
 	coef := j.coef[b]
 	row := func(x tensor.Batch[F]) []F {
 		if x.IsZero() {
 			return nil
 		}
-		return x.Data[b*T+from : b*T+to]
+		return x.Data[first+from : first+to]
 	}
 	lp, old, adv, mask := row(in.Logp), row(in.OldLogp), row(in.Advantages), row(in.Mask)
 	prox, ref, tw := row(in.ProxLogp), row(in.RefLogp), row(in.TokenWeights)
-	grad := j.grad[b*T+from : b*T+to]
+	grad := j.grad[first+from : first+to]
 	rl := &j.rules
 	beta := rl.beta
 	k3 := ref != nil && rl.needExp()
@@ -216,7 +220,7 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			if tw != nil {
 				w *= float64(tw[i+start])
 			}
-			if j.dropped(b*T + from + start + i) {
+			if j.dropped(first + from + start + i) {
 				w = 0
 			}
 			s.policy += loss * w

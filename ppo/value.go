@@ -61,12 +61,13 @@ type ValueResult struct {
 // dLoss/dvalues into grad, a batch of Values' shape [B, T] (0 at mask-0
 // positions): (v − R) times the aggregation weight, or 0 where the clipped
 // branch strictly wins. grad must not share memory with any input
-// (ErrOverlap).
+// (ErrOverlap). The batches may instead all be packed with the same
+// cu_seqlens (tensor.Packed), as for PolicyLoss.
 func ValueLoss[F tensor.Float](grad tensor.Batch[F], in ValueInputs[F], cfg ValueConfig) (ValueResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
-	if err := in.Values.Check("values"); err != nil {
+	if err := in.Values.CheckLayout("values"); err != nil {
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
 	shape := in.Values.Shape
@@ -77,7 +78,7 @@ func ValueLoss[F tensor.Float](grad tensor.Batch[F], in ValueInputs[F], cfg Valu
 		name string
 		b    tensor.Batch[F]
 	}{{"returns", in.Returns}, {"mask", in.Mask}} {
-		if err := tensor.CheckShape(x.name, x.b, shape); err != nil {
+		if err := tensor.CheckLike(x.name, x.b, in.Values); err != nil {
 			return ValueResult{}, fmt.Errorf("ppo: %w", err)
 		}
 	}
@@ -86,11 +87,11 @@ func ValueLoss[F tensor.Float](grad tensor.Batch[F], in ValueInputs[F], cfg Valu
 		if in.OldValues.IsZero() {
 			return ValueResult{}, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrShape, "old_values", nil, "missing, required when ValueConfig.Clip = %v", clip))
 		}
-		if err := tensor.CheckShape("old_values", in.OldValues, shape); err != nil {
+		if err := tensor.CheckLike("old_values", in.OldValues, in.Values); err != nil {
 			return ValueResult{}, fmt.Errorf("ppo: %w", err)
 		}
 	}
-	if err := tensor.CheckShape("grad", grad, shape); err != nil {
+	if err := tensor.CheckLike("grad", grad, in.Values); err != nil {
 		return ValueResult{}, fmt.Errorf("ppo: %w", err)
 	}
 	for _, x := range [...]named[F]{{"values", in.Values}, {"old_values", in.OldValues}, {"returns", in.Returns}, {"mask", in.Mask}} {
@@ -150,8 +151,7 @@ func (j *policyJob[F]) valueRow(b int) {
 	acc := &j.rows[b]
 	*acc = rowAcc{}
 	in := &j.value
-	T := in.Values.T
-	g := j.grad[b*T : (b+1)*T]
+	g, _ := j.gradRow(b) // j.in.Logp is in.Values
 	if j.lengths[b] == 0 {
 		clear(g)
 		return

@@ -95,7 +95,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Weights writes the weight of every token into dst, which has mask's shape.
+// Weights writes the weight of every token into dst, which has mask's shape
+// (padded [B, T], or packed with mask's cu_seqlens; see tensor.Packed).
 // Positions are counted over the valid tokens of each row, so the k-th
 // valid token of a row with L valid tokens has t̃ = k/(L − 1) wherever the
 // mask puts it (ragged batches, prompts and observations in between). A row
@@ -135,7 +136,7 @@ func ApplyTokens[F tensor.Float](dst, adv, mask tensor.Batch[F], cfg Config) err
 	if err := check(dst, mask, cfg); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("adv", adv, mask.Shape); err != nil {
+	if err := tensor.CheckLike("adv", adv, mask); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
 	if !tensor.Same(dst.Data, adv.Data) {
@@ -147,15 +148,17 @@ func ApplyTokens[F tensor.Float](dst, adv, mask tensor.Batch[F], cfg Config) err
 }
 
 // check validates what every entry point takes: the configuration, the
-// mask's storage and dst's shape.
+// mask's storage and dst's shape. Batches may be padded [B, T] or packed
+// (tensor.Packed, all with the same cu_seqlens): every op works row by row
+// through Batch.Row, so a packed row gets the bits its padded twin gets.
 func check[F tensor.Float](dst, mask tensor.Batch[F], cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
-	if err := mask.Check("mask"); err != nil {
+	if err := mask.CheckLayout("mask"); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
-	if err := tensor.CheckShape("dst", dst, mask.Shape); err != nil {
+	if err := tensor.CheckLike("dst", dst, mask); err != nil {
 		return fmt.Errorf("tas: %w", err)
 	}
 	if err := tensor.CheckDisjoint("dst", dst.Data, "mask", mask.Data); err != nil {

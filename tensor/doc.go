@@ -8,6 +8,14 @@
 // finite-difference checks and high-precision callers use); every package
 // accumulates sums, means and variances in float64 whatever the storage.
 //
+// A batch may instead be packed (Packed): the variable-length layout of
+// flash-attention, one flat array of every row's tokens in turn delimited by
+// B+1 cu_seqlens offsets, with no padding. Row b is then
+// Data[Offsets[b]:Offsets[b+1]]; Row and Span serve both layouts. Check and
+// CheckShape accept padded batches only, so code that indexes Data[b*T+t]
+// rejects packed ones; code that goes through Row or Span validates with
+// CheckLayout and CheckLike (one layout per call) and accepts both.
+//
 // A mask is a batch whose entries are exactly 0 or 1. Masks are general: a
 // multi-turn trajectory has observation tokens (mask 0) between the turns the
 // policy generated (mask 1), so nothing in rlpost assumes that the valid

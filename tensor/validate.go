@@ -8,9 +8,65 @@ import (
 // IsFinite reports whether v is neither NaN nor an infinity.
 func IsFinite[F Float](v F) bool { return v-v == 0 }
 
-// Check reports whether x is a well-formed batch: non-negative dimensions
-// and len(Data) == B·T. name is used in the error.
+// Check reports whether x is a well-formed padded batch: non-negative
+// dimensions and len(Data) == B·T. name is used in the error. A packed
+// batch is an ErrShape error here: a function that reads rows as
+// Data[b*T:(b+1)*T] would misread it, so only functions that index rows
+// through Row or Span accept packed batches, and they call CheckLayout.
 func (x Batch[F]) Check(name string) error {
+	if x.Offsets != nil {
+		return Errorf(ErrShape, name, nil, "packed batch (cu_seqlens) of %d rows, but this function takes only padded [B, T] batches", x.B)
+	}
+	return x.checkPadded(name)
+}
+
+// CheckLayout reports whether x is a well-formed batch of either layout:
+// padded as Check requires, or packed with B+1 offsets that start at 0,
+// never decrease, end at len(Data), and whose longest row is T.
+func (x Batch[F]) CheckLayout(name string) error {
+	if x.Offsets == nil {
+		return x.checkPadded(name)
+	}
+	if x.B < 0 || len(x.Offsets) != x.B+1 {
+		return Errorf(ErrShape, name, nil, "packed batch of B = %d rows has %d offsets, want B+1", x.B, len(x.Offsets))
+	}
+	t, err := checkOffsets(name, ".cu_seqlens", x.Offsets, len(x.Data))
+	if err != nil {
+		return err
+	}
+	if t != x.T {
+		return Errorf(ErrShape, name, nil, "packed batch has T = %d, want its longest row %d", x.T, t)
+	}
+	return nil
+}
+
+// CheckLike reports whether x is well formed (CheckLayout) and has the
+// layout of ref: the same [B, T] when ref is padded, the same cu_seqlens
+// offsets when ref is packed. All batches of one call share one layout.
+func CheckLike[F, G Float](name string, x Batch[F], ref Batch[G]) error {
+	if ref.Offsets == nil {
+		return CheckShape(name, x, ref.Shape)
+	}
+	if x.Offsets == nil {
+		return Errorf(ErrShape, name, nil, "padded [%d, %d], but the other batches of this call are packed (cu_seqlens); all must share one layout", x.B, x.T)
+	}
+	if err := x.CheckLayout(name); err != nil {
+		return err
+	}
+	if x.B != ref.B {
+		return Errorf(ErrShape, name, nil, "packed batch of %d rows, want %d like the other batches of this call", x.B, ref.B)
+	}
+	if &x.Offsets[0] != &ref.Offsets[0] { // shared cu_seqlens need no comparison
+		for b, o := range x.Offsets {
+			if o != ref.Offsets[b] {
+				return Errorf(ErrShape, name+".cu_seqlens", At(b), "%d, want %d like the other batches of this call; all must share one layout", o, ref.Offsets[b])
+			}
+		}
+	}
+	return nil
+}
+
+func (x Batch[F]) checkPadded(name string) error {
 	if x.B < 0 || x.T < 0 {
 		return Errorf(ErrRange, name, nil, "shape [%d, %d] has a negative dimension", x.B, x.T)
 	}
@@ -23,7 +79,8 @@ func (x Batch[F]) Check(name string) error {
 	return nil
 }
 
-// CheckShape reports whether x is well formed and has shape want.
+// CheckShape reports whether x is a well-formed padded batch (Check) of
+// shape want.
 func CheckShape[F Float](name string, x Batch[F], want Shape) error {
 	if err := x.Check(name); err != nil {
 		return err
@@ -38,7 +95,7 @@ func CheckShape[F Float](name string, x Batch[F], want Shape) error {
 func CheckFinite[F Float](name string, x Batch[F]) error {
 	for i, v := range x.Data {
 		if !IsFinite(v) {
-			return nonFinite(name, x.T, i, float64(v))
+			return Errorf(ErrNonFinite, name, x.index(i), "%v", float64(v))
 		}
 	}
 	return nil
@@ -59,10 +116,10 @@ func CheckFiniteVec[F Float](name string, v []F) error {
 func CheckNonNegative[F Float](name string, x Batch[F]) error {
 	for i, v := range x.Data {
 		if !IsFinite(v) {
-			return nonFinite(name, x.T, i, float64(v))
+			return Errorf(ErrNonFinite, name, x.index(i), "%v", float64(v))
 		}
 		if v < 0 {
-			return Errorf(ErrRange, name, pos(x.T, i), "%v is negative", float64(v))
+			return Errorf(ErrRange, name, x.index(i), "%v is negative", float64(v))
 		}
 	}
 	return nil
@@ -72,16 +129,17 @@ func CheckNonNegative[F Float](name string, x Batch[F]) error {
 func CheckMask[F Float](name string, m Batch[F]) error {
 	for i, v := range m.Data {
 		if v != 0 && v != 1 {
-			return maskError(name, m.T, i, float64(v))
+			return Errorf(ErrMask, name, m.index(i), "%v", float64(v))
 		}
 	}
 	return nil
 }
 
-// RowLengths validates mask and writes the number of valid tokens of each row
-// into dst, which must have length mask.B. It returns the total.
+// RowLengths validates mask, padded or packed, and writes the number of
+// valid tokens of each row into dst, which must have length mask.B. It
+// returns the total.
 func RowLengths[F Float](dst []int, mask Batch[F]) (int, error) {
-	if err := mask.Check("mask"); err != nil {
+	if err := mask.CheckLayout("mask"); err != nil {
 		return 0, err
 	}
 	if len(dst) != mask.B {
@@ -96,7 +154,7 @@ func RowLengths[F Float](dst []int, mask Batch[F]) (int, error) {
 				n++
 			case 0:
 			default:
-				return 0, maskError("mask", mask.T, b*mask.T+t, float64(v))
+				return 0, Errorf(ErrMask, "mask", At(b, t), "%v", float64(v))
 			}
 		}
 		dst[b] = n
@@ -134,14 +192,6 @@ func pos(t, i int) []int {
 		return At(i)
 	}
 	return At(i/t, i%t)
-}
-
-func nonFinite(name string, t, i int, v float64) error {
-	return Errorf(ErrNonFinite, name, pos(t, i), "%v", v)
-}
-
-func maskError(name string, t, i int, v float64) error {
-	return Errorf(ErrMask, name, pos(t, i), "%v", v)
 }
 
 // Overlaps reports whether a and b share at least one element of memory.

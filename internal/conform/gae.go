@@ -20,11 +20,13 @@ type GAEInputs struct {
 
 // GAERequest is the body of a gae request.
 type GAERequest struct {
-	Op      string      `json:"op"`
-	Rewards [][]float64 `json:"rewards"`
-	Values  [][]float64 `json:"values"`
-	Mask    [][]float64 `json:"mask"`
-	Config  struct {
+	Op string `json:"op"`
+	// CuSeqlens, if given, packs the batch (see PolicyLossRequest).
+	CuSeqlens []int  `json:"cu_seqlens"`
+	Rewards   Tokens `json:"rewards"`
+	Values    Tokens `json:"values"`
+	Mask      Tokens `json:"mask"`
+	Config    struct {
 		Preset string  `json:"preset"`
 		Gamma  float64 `json:"gamma"`
 		Lam    float64 `json:"lam"`
@@ -69,9 +71,9 @@ func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 	}
 	var bs batches
 	in := GAEInputs{
-		Rewards: bs.required("rewards", req.Rewards),
-		Values:  bs.required("values", req.Values),
-		Mask:    bs.required("mask", req.Mask),
+		Rewards: bs.tokens("rewards", req.Rewards, req.CuSeqlens, true),
+		Values:  bs.tokens("values", req.Values, req.CuSeqlens, true),
+		Mask:    bs.tokens("mask", req.Mask, req.CuSeqlens, true),
 	}
 	cfg := gae.Config{Gamma: req.Config.Gamma, Lambda: req.Config.Lam, Whiten: req.Config.Whiten}
 	if cfg == (gae.Config{}) {
@@ -85,8 +87,8 @@ func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 
 // GAEResponse is the answer to a gae or bilevel_gae request.
 type GAEResponse struct {
-	Advantages [][]float64 `json:"advantages"`
-	Returns    [][]float64 `json:"returns"`
+	Advantages Tokens `json:"advantages"`
+	Returns    Tokens `json:"returns"`
 }
 
 func gaeOp(raw json.RawMessage) (any, error) {
@@ -94,11 +96,11 @@ func gaeOp(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	adv, ret := outputs(in.Rewards.Shape)
+	adv, ret := like(in.Rewards), like(in.Rewards)
 	if err := gae.Advantages(adv, ret, in.Rewards, in.Values, in.Mask, cfg); err != nil {
 		return nil, err
 	}
-	return GAEResponse{rows(adv), rows(ret)}, nil
+	return GAEResponse{tokensOf(adv), tokensOf(ret)}, nil
 }
 
 // BiLevelGAERequest is the body of a bilevel_gae request.
@@ -162,7 +164,7 @@ func bilevelGAE(raw json.RawMessage) (any, error) {
 	if err := gae.BiLevel(adv, ret, in.Rewards, in.Values, in.Mask, in.TurnEnd, cfg); err != nil {
 		return nil, err
 	}
-	return GAEResponse{rows(adv), rows(ret)}, nil
+	return GAEResponse{tokensOf(adv), tokensOf(ret)}, nil
 }
 
 // outputs allocates the advantage and return batches of a request.

@@ -19,16 +19,19 @@ type PolicyLossRequest struct {
 	// Preset, "verl" or "trl", is the base configuration that omitted
 	// config fields take their values from (ppo.VerlDefaults,
 	// ppo.TRLDefaults); omitted, ppo.DefaultConfig.
-	Preset       string      `json:"preset"`
-	Logp         [][]float64 `json:"logp"`
-	OldLogp      [][]float64 `json:"old_logp"`
-	Mask         [][]float64 `json:"mask"`
-	Advantages   [][]float64 `json:"advantages"`
-	ProxLogp     [][]float64 `json:"prox_logp"`
-	RefLogp      [][]float64 `json:"ref_logp"`
-	TokenWeights [][]float64 `json:"token_weights"`
-	Entropy      [][]float64 `json:"entropy"`
-	RolloutLogp  [][]float64 `json:"rollout_logp"`
+	Preset string `json:"preset"`
+	// CuSeqlens, if given, packs the batch: every per-token field is one
+	// flat list, row b its entries [CuSeqlens[b], CuSeqlens[b+1]).
+	CuSeqlens    []int  `json:"cu_seqlens"`
+	Logp         Tokens `json:"logp"`
+	OldLogp      Tokens `json:"old_logp"`
+	Mask         Tokens `json:"mask"`
+	Advantages   Tokens `json:"advantages"`
+	ProxLogp     Tokens `json:"prox_logp"`
+	RefLogp      Tokens `json:"ref_logp"`
+	TokenWeights Tokens `json:"token_weights"`
+	Entropy      Tokens `json:"entropy"`
+	RolloutLogp  Tokens `json:"rollout_logp"`
 	Config       struct {
 		ClipLow       float64 `json:"clip_low"`
 		ClipHigh      float64 `json:"clip_high"`
@@ -109,16 +112,17 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		return ppo.Inputs[float64]{}, ppo.Config{}, err
 	}
 	var bs batches
+	cu := req.CuSeqlens
 	in := ppo.Inputs[float64]{
-		Logp:         bs.required("logp", req.Logp),
-		OldLogp:      bs.required("old_logp", req.OldLogp),
-		Mask:         bs.required("mask", req.Mask),
-		Advantages:   bs.required("advantages", req.Advantages),
-		ProxLogp:     bs.optional("prox_logp", req.ProxLogp),
-		RefLogp:      bs.optional("ref_logp", req.RefLogp),
-		TokenWeights: bs.optional("token_weights", req.TokenWeights),
-		Entropy:      bs.optional("entropy", req.Entropy),
-		RolloutLogp:  bs.optional("rollout_logp", req.RolloutLogp),
+		Logp:         bs.tokens("logp", req.Logp, cu, true),
+		OldLogp:      bs.tokens("old_logp", req.OldLogp, cu, true),
+		Mask:         bs.tokens("mask", req.Mask, cu, true),
+		Advantages:   bs.tokens("advantages", req.Advantages, cu, true),
+		ProxLogp:     bs.tokens("prox_logp", req.ProxLogp, cu, false),
+		RefLogp:      bs.tokens("ref_logp", req.RefLogp, cu, false),
+		TokenWeights: bs.tokens("token_weights", req.TokenWeights, cu, false),
+		Entropy:      bs.tokens("entropy", req.Entropy, cu, false),
+		RolloutLogp:  bs.tokens("rollout_logp", req.RolloutLogp, cu, false),
 	}
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
@@ -191,10 +195,11 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 
 // PolicyLossResponse is the answer to a policy_loss request.
 type PolicyLossResponse struct {
-	Loss float64     `json:"loss"`
-	Grad [][]float64 `json:"grad"`
+	Loss float64 `json:"loss"`
+	// Grad is dLoss/dlogp, flat when the request is packed.
+	Grad Tokens `json:"grad"`
 	// EntropyGrad is dLoss/dentropy, present when the request has entropy.
-	EntropyGrad [][]float64 `json:"entropy_grad,omitempty"`
+	EntropyGrad *Tokens `json:"entropy_grad,omitempty"`
 	Stats       struct {
 		ClipFracHigh float64 `json:"clip_frac_high"`
 		ClipFracLow  float64 `json:"clip_frac_low"`
@@ -211,18 +216,19 @@ func policyLoss(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	grad := tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	grad := like(in.Logp)
 	if !in.Entropy.IsZero() {
-		in.EntropyGrad = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+		in.EntropyGrad = like(in.Logp)
 	}
 	res, err := ppo.PolicyLoss(grad, in, cfg)
 	if err != nil {
 		return nil, err
 	}
 	var out PolicyLossResponse
-	out.Loss, out.Grad = res.Loss, rows(grad)
+	out.Loss, out.Grad = res.Loss, tokensOf(grad)
 	if !in.EntropyGrad.IsZero() {
-		out.EntropyGrad = rows(in.EntropyGrad)
+		eg := tokensOf(in.EntropyGrad)
+		out.EntropyGrad = &eg
 	}
 	s := &out.Stats
 	s.ClipFracHigh, s.ClipFracLow, s.DualClipFrac = res.ClipFracHigh, res.ClipFracLow, res.DualClipFrac

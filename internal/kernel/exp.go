@@ -73,12 +73,21 @@ func Exp(x float64) float64 {
 // time in a call-free loop.
 func ExpSlice(dst, src []float64) {
 	dst = dst[:len(src)]
-	n := 0
 	if HasAVX2 {
-		n = len(src) &^ 3
+		n := len(src) &^ 3
 		expAVX2(dst[:n], src[:n])
+		if n < len(src) {
+			// The last 1–3 elements go through the vector kernel too, so an
+			// element's bits do not depend on its position in the slice:
+			// a packed row and the same row padded give the same result.
+			var in, out [4]float64
+			copy(in[:], src[n:])
+			expAVX2(out[:], in[:])
+			copy(dst[n:], out[:])
+		}
+		return
 	}
-	expGeneric(dst[n:], src[n:])
+	expGeneric(dst, src)
 }
 
 // expGeneric is ExpSlice in portable Go. Exp is not inlined, but the call
