@@ -83,7 +83,10 @@
 // The paper's group, 8 responses of 512 tokens over 30 frames with a
 // 32 000-word vocabulary, holds half a gigabyte of distributions in float32.
 // The algorithm never holds them: it asks a Distributions source for one
-// at a time and reads only those of tokens in some group. It splits the
+// at a time and reads only those of tokens in some group, each once: it
+// keeps the rows it fetched until the slot means are done (a source that
+// fills the caller's scratch row costs V floats per grouped token of
+// memory, which the Weighter keeps for its next call). It splits the
 // KL as Σ p log p − Σ p log p̄, computes Σ p log p once per token and
 // log p̄ once per slot, so the logarithms number V per grouped token plus
 // V per slot instead of V per group member, and spreads tokens and slots

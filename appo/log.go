@@ -80,3 +80,17 @@ func init() {
 		logInvC[i], logLogC[i] = inv, -math.Log(inv)
 	}
 }
+
+// plogp returns Σ x·log x over x (0·log 0 = 0), the negated entropy of a
+// distribution, from logs in blocks that stay in the first-level cache.
+func plogp[F tensor.Float](x []F) float64 {
+	var buf [512]float64
+	s := 0.0
+	for len(x) > 0 {
+		n := min(len(x), len(buf))
+		logs(buf[:n], x[:n])
+		s += dot(x[:n], buf[:n])
+		x = x[n:]
+	}
+	return s
+}
