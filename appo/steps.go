@@ -274,42 +274,16 @@ func (p slotPass[F]) Run(piece int) {
 		return
 	}
 	lm := sc.logMean
-	for v, x := range sc.rows[0] {
-		lm[v] = float64(x)
-	}
-	for _, row := range sc.rows[1:] {
-		for v, x := range row {
-			lm[v] += float64(x)
-		}
-	}
-	m := float64(len(sc.rows))
-	for v := range lm {
-		lm[v] /= m
+	clear(lm)
+	for _, row := range sc.rows {
+		addTo(lm, row)
 	}
 	// p̄_v = 0 only where every member has p_v = 0, and those terms are
-	// 0·log 0 = 0: logs writes 0 there.
-	logs(lm, lm)
+	// 0·log 0 = 0: logMean writes 0 there.
+	logMean(lm, len(sc.rows))
 	for e, row := range sc.rows {
 		w.d[sc.at[e]] = w.negEnt[sc.toks[e]] - dot(row, lm)
 	}
-}
-
-// dot returns Σ x·y in float64 with four accumulators, which lets the
-// additions overlap; the order is fixed, so the result is reproducible.
-func dot[F tensor.Float](x []F, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i]) * y[i]
-		s1 += float64(x[i+1]) * y[i+1]
-		s2 += float64(x[i+2]) * y[i+2]
-		s3 += float64(x[i+3]) * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i]) * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // discrepancies runs the row and slot passes over the worker pool.
