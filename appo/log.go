@@ -100,7 +100,7 @@ func plogp[F tensor.Float](x []F) float64 {
 	s := 0.0
 	if x32, ok := any(x).([]float32); ok && hasAVX512 && len(x) >= 8 {
 		n := len(x) &^ 7
-		s = plogp32AVX512(&x32[0], n, &avxInvC[0], &avxLogC[0])
+		s, _, _ = plogp32AVX512(&x32[0], n, &avxInvC[0], &avxLogC[0])
 		x = x[n:]
 	}
 	var buf [512]float64
@@ -111,6 +111,31 @@ func plogp[F tensor.Float](x []F) float64 {
 		x = x[n:]
 	}
 	return s
+}
+
+// checkedPlogp returns Σ x·log x of a float32 distribution x of length
+// vocab, reading it once to check it as checkDist does and to take the
+// sum, when this build has the AVX-512 loop; ok is false when it has not,
+// or when x fails a check (the caller then runs checkDist for the error).
+// Its sum of x is formed in another order than checkDist's, which can move
+// a sum within a few ulps of the tolerance to the other side.
+func checkedPlogp[F tensor.Float](x []F, vocab int, sumTol float64) (s float64, ok bool) {
+	x32, is32 := any(x).([]float32)
+	if !hasAVX512 || !is32 || len(x) != vocab || len(x) < 8 {
+		return 0, false
+	}
+	n := len(x) &^ 7
+	s, sum, ok := plogp32AVX512(&x32[0], n, &avxInvC[0], &avxLogC[0])
+	for _, p := range x32[n:] {
+		if !(p >= 0) || !tensor.IsFinite(p) {
+			return 0, false
+		}
+		sum += float64(p)
+	}
+	if !ok || math.Abs(sum-1) > sumTol {
+		return 0, false
+	}
+	return s + plogp(x32[n:]), true
 }
 
 // logMean turns sum, a sum of m distributions, into the log of their mean

@@ -28,7 +28,7 @@ func init() {
 }
 
 //go:noescape
-func plogp32AVX512(x *float32, n int, inv, lg *float64) float64
+func plogp32AVX512(x *float32, n int, inv, lg *float64) (s, sum float64, ok bool)
 
 //go:noescape
 func logs64AVX512(dst, x *float64, n int, scale float64, inv, lg *float64)

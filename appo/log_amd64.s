@@ -62,20 +62,30 @@
 	VXORPD Z9, Z9, Z9 \
 	VMOVAPD Z6, K2, Z9
 
-// func plogp32AVX512(x *float32, n int, inv, lg *float64) float64
-TEXT ·plogp32AVX512(SB), NOSPLIT, $0-40
+// func plogp32AVX512(x *float32, n int, inv, lg *float64) (s, sum float64, ok bool)
+//
+// s = Σ x·log x, sum = Σ x, and ok whether every x is finite and ≥ 0.
+TEXT ·plogp32AVX512(SB), NOSPLIT, $0-49
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ inv+16(FP), R8
 	MOVQ lg+24(FP), R9
 	CONSTS
+	MOVQ $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z27
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
+	KXNORW K6, K6, K6
 	TESTQ CX, CX
 	JZ plogpdone
 
 plogploop:
 	VCVTPS2PD (SI), Z0
+	VCMPPD $0x1d, Z26, Z0, K4
+	VCMPPD $0x11, Z27, Z0, K5
+	KANDW K4, K5, K4
+	KANDW K4, K6, K6
+	VADDPD Z0, Z11, Z11
 	LOG8
 	VFMADD231PD Z9, Z0, Z10
 	ADDQ $32, SI
@@ -89,8 +99,18 @@ plogpdone:
 	VADDPD X1, X10, X10
 	VPERMILPD $1, X10, X1
 	VADDSD X1, X10, X10
+	VEXTRACTF64X4 $1, Z11, Y1
+	VADDPD Y1, Y11, Y11
+	VEXTRACTF128 $1, Y11, X1
+	VADDPD X1, X11, X11
+	VPERMILPD $1, X11, X1
+	VADDSD X1, X11, X11
 	VZEROUPPER
-	MOVSD X10, ret+32(FP)
+	MOVSD X10, s+32(FP)
+	MOVSD X11, sum+40(FP)
+	KMOVW K6, AX
+	CMPW AX, $0xff
+	SETEQ ok+48(FP)
 	RET
 
 // func logs64AVX512(dst, x *float64, n int, scale float64, inv, lg *float64)

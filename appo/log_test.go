@@ -212,3 +212,44 @@ func TestVectorLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedPlogp: the one-read check of a float32 row passes a good
+// distribution with its Σ p log p, and turns down every row checkDist
+// turns down, the bad entry in the lanes or in the tail.
+func TestCheckedPlogp(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{8, 13, 64, 1001} {
+		x := make([]float32, n)
+		s := 0.0
+		for i := range x {
+			x[i] = r.Float32() + 0.01
+			s += float64(x[i])
+		}
+		for i := range x {
+			x[i] = float32(float64(x[i]) / s)
+		}
+		got, ok := checkedPlogp(x, n, 1e-5)
+		if hasAVX512 {
+			if want := plogp(x); !ok || math.Abs(got-want) > 1e-12 {
+				t.Fatalf("n %d: checkedPlogp = %v, %v, want %v, true", n, got, ok, want)
+			}
+		} else if ok {
+			t.Fatal("checkedPlogp ran without AVX-512")
+		}
+		if _, ok := checkedPlogp(x, n+1, 1e-5); ok {
+			t.Errorf("n %d: passed a row of the wrong length", n)
+		}
+		for _, at := range []int{0, 3, n - 1} {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), -1e-9, 0.5} {
+				y := append([]float32(nil), x...)
+				y[at] = bad
+				if _, ok := checkedPlogp(y, n, 1e-5); ok {
+					t.Errorf("n %d: passed %v at %d", n, bad, at)
+				}
+				if checkDist(y, 0, 0, n, 1e-5) == nil {
+					t.Errorf("n %d: checkDist passed %v at %d", n, bad, at)
+				}
+			}
+		}
+	}
+}

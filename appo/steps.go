@@ -216,6 +216,12 @@ func (p rowPass[F]) Run(piece int) {
 		w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, j, err)
 		return
 	}
+	if w.entropies == nil {
+		if s, ok := checkedPlogp(row, w.vocab, w.cfg.SumTol); ok {
+			w.rows[t], w.negEnt[t] = row, s
+			return
+		}
+	}
 	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] != nil {
 		return
 	}
