@@ -85,3 +85,22 @@ func TestEachDistributionFetchedOnce(t *testing.T) {
 	}
 	require.Greater(t, checked, 1000, "too few grouped tokens to test anything")
 }
+
+// TestLongVocabulary: with distributions of thousands of words, not a
+// multiple of the eight AVX-512 lanes, the weights are the reference's.
+func TestLongVocabulary(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	var w Weighter[float64]
+	for n := range 6 {
+		g := randomGroup(r, 3+r.IntN(4), 8, 1+r.IntN(4), 4097+r.IntN(2048))
+		g.rewards[0], g.rewards[1] = 1, 0
+		cfg := Config{Tau: 0.5, K1: 1 + r.IntN(4), K2: 1 + r.IntN(3), K3: 1 + r.IntN(4),
+			Alpha: 1.7, Strategy: Soft, SumTol: 1e-9}
+		want, _ := reference(g, cfg)
+		got := make([]float64, len(flat(want)))
+		res, err := w.Weights(got, g.inputs(t), cfg)
+		require.NoError(t, err)
+		require.Positive(t, res.Weighted, "case %d: no grouped token", n)
+		require.InDeltaSlicef(t, flat(want), got, 1e-9, "case %d", n)
+	}
+}

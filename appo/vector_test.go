@@ -19,7 +19,7 @@ func TestVectorWeightsAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	var w Weighter[float32]
 	for n := range 60 {
-		g := randomGroup(r, 2+r.IntN(6), 20, 1+r.IntN(6), 8+r.IntN(90))
+		g := randomGroup(r, 2+r.IntN(6), 20, 1+r.IntN(6), []int{8 + r.IntN(90), 4096 + r.IntN(100)}[n%2])
 		g.rewards[0], g.rewards[1] = 1, 0
 		cfg := Config{Tau: 0.5, K1: 1 + r.IntN(6), K2: 1 + r.IntN(4), K3: 1 + r.IntN(6),
 			Alpha: 1.7, Strategy: Strategy(r.IntN(3)), SumTol: 1e-5}
