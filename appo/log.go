@@ -86,13 +86,6 @@ func init() {
 // for every subnormal, up to 35 off.
 func logSubnormal(y float64) float64 { return math.Log(y*0x1p64) - 64*math.Ln2 }
 
-// math64frombits and mathLog name math's functions for the files that
-// build the AVX-512 tables.
-var (
-	math64frombits = math.Float64frombits
-	mathLog        = math.Log
-)
-
 // plogp returns Σ x·log x over x (0·log 0 = 0), the negated entropy of a
 // distribution: eight lanes at a time with AVX-512, else from logs in
 // blocks that stay in the first-level cache.

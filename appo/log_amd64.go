@@ -2,7 +2,11 @@
 
 package appo
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX512 reports whether plogp, logMean, dot and addTo run their
 // AVX-512F loops (log_amd64.s); the purego build tag turns them off.
@@ -17,13 +21,13 @@ var avxInvC, avxLogC [logBuckets]float64
 func init() {
 	const off = 0x3fe8000000000000 // 0.75
 	for i := range logBuckets {
-		lo := math64frombits(off + uint64(i)<<(52-logBits))
-		hi := math64frombits(off + uint64(i+1)<<(52-logBits))
+		lo := math.Float64frombits(off + uint64(i)<<(52-logBits))
+		hi := math.Float64frombits(off + uint64(i+1)<<(52-logBits))
 		inv := 2 / (lo + hi)
 		if lo <= 1 && 1 <= hi {
 			inv = 1
 		}
-		avxInvC[i], avxLogC[i] = inv, -mathLog(inv)
+		avxInvC[i], avxLogC[i] = inv, -math.Log(inv)
 	}
 }
 
