@@ -33,6 +33,14 @@ func TestNoAllocationsWhenWarm(t *testing.T) {
 		t.Errorf("Weighter.Weights: %v allocations per warm call, want 0", n)
 	}
 
+	// A source that fills dst: the Weighter keeps the rows it handed out.
+	fill := in
+	fill.Dists = newCountingSource(in.Dists.(*Dense[float64]), true)
+	in = fill
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("Weighter.Weights with a source that fills dst: %v allocations per warm call, want 0", n)
+	}
 	layers := rawAttention()
 	att := tensor.MustNew[float64](2, 2)
 	spans := []Span{{1, 3}, {3, 5}}

@@ -10,12 +10,13 @@ import (
 )
 
 // benchGroup is the size the paper trains with: G = 8 rollouts of up to 512
-// tokens over 30 frames (the 3B model's maximum), with a 32 000-word
-// vocabulary. Attention is uniform noise, so each high-reward response
-// picks 5 frames at random and ψ′ has about 15; the distributions are
-// random rows held densely (8·512·32 000 float32 = 524 MB).
-func benchGroup(b *testing.B) (appo.Inputs[float32], int) {
-	const g, l, nf, v = 8, 512, 30, 32000
+// tokens over 30 frames (the 3B model's maximum), with a vocabulary of v
+// words. Attention is uniform noise, so each high-reward response picks 5
+// frames at random and ψ′ has about 15; the distributions are random rows
+// held densely (8·512·v float32: 524 MB at v = 32 000, 2.5 GB at Qwen's
+// 152 064).
+func benchGroup(b *testing.B, v int) (appo.Inputs[float32], int) {
+	const g, l, nf = 8, 512, 30
 	r := rand.New(rand.NewPCG(7, 11))
 	in := appo.Inputs[float32]{Rewards: []float32{1, 0, 1, 0, 1, 1, 0, 0}, Attention: make([]tensor.Batch[float32], g)}
 	lengths := make([]int, g)
@@ -52,8 +53,14 @@ func benchGroup(b *testing.B) (appo.Inputs[float32], int) {
 // source (appo.Entropies), as a trainer that logs entropies can. Besides
 // wall time it reports the CPU time of all cores per call (cpu-ns/op),
 // which a shared machine disturbs much less.
-func BenchmarkWeights(b *testing.B) {
-	in, tokens := benchGroup(b)
+func BenchmarkWeights(b *testing.B) { benchVocab(b, 32000) }
+
+// BenchmarkWeightsQwen is BenchmarkWeights at the 152 064-word vocabulary
+// of Qwen2.5-VL, the paper's policy.
+func BenchmarkWeightsQwen(b *testing.B) { benchVocab(b, 152064) }
+
+func benchVocab(b *testing.B, v int) {
+	in, tokens := benchGroup(b, v)
 	b.Run("dense", func(b *testing.B) { benchWeights(b, in, tokens) })
 	d := in.Dists.(*appo.Dense[float32])
 	src := &entropySource{Dense: d, h: make([][]float64, len(in.Attention))}

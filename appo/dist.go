@@ -15,9 +15,13 @@ import (
 // it with its logits and compute each softmax when asked, or with top-k
 // logits spread over a V-sized row.
 //
-// Dist may be called from several goroutines at once (like io.ReaderAt),
-// and must return the same distribution each time it is asked for the same
-// token.
+// Weights asks for the distribution of each token in a perception group
+// exactly once, and for no other, and uses every row it fetched until it
+// returns: a source answers each request either in dst, a fresh scratch
+// row the Weighter keeps (V floats per grouped token, reused by the next
+// call), or with a row of its own that stays unchanged until Weights
+// returns. Dist may be called from several goroutines at once (like
+// io.ReaderAt).
 type Distributions[F tensor.Float] interface {
 	// Vocab returns V, the length of every distribution.
 	Vocab() int
@@ -26,8 +30,8 @@ type Distributions[F tensor.Float] interface {
 	// Dist returns p_{i,j}, the distribution of the token that follows
 	// token j of response i (0 ≤ j < Len(i)), as V probabilities. The
 	// source may fill dst, a scratch row of length V owned by the caller,
-	// and return it, or return a row of its own that stays unchanged while
-	// the caller computes.
+	// and return it, or return a row of its own that stays unchanged until
+	// the call of Weights that asked for it returns.
 	Dist(dst []F, i, j int) ([]F, error)
 }
 

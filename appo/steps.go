@@ -190,28 +190,44 @@ func (w *Weighter[F]) buildGroups() {
 	}
 }
 
-// entropyPass validates the distribution of every token in a group and
-// records its Σ p log p, one token per piece. A token's distribution is
-// thus read and checked once however many groups it is in.
-type entropyPass[F tensor.Float] struct{ w *Weighter[F] }
+// rowPass fetches the distribution of every token in a group, one token
+// per piece, validates it, keeps it for the slot pass and records its
+// Σ p log p. Each distribution is thus fetched and checked once however
+// many groups its token is in.
+type rowPass[F tensor.Float] struct{ w *Weighter[F] }
 
-func (p entropyPass[F]) Run(piece int) {
+func (p rowPass[F]) Run(piece int) {
 	w := p.w
-	sc := <-w.free
-	defer func() { w.free <- sc }()
 	t, i := w.used[piece], w.usedBy[piece]
 	j := t - w.start[i]
-	row, err := w.in.Dists.Dist(sc.bufs[i], i, j)
+	sc := <-w.free
+	if sc.spare == nil {
+		sc.spare = w.take()
+	}
+	row, err := w.in.Dists.Dist(sc.spare, i, j)
+	// A row written into the spare stays there until the call ends, and
+	// the worker takes a new spare for its next token; any other row is
+	// the source's own, which Distributions promises to keep unchanged.
+	if err == nil && tensor.Overlaps(row, sc.spare) {
+		sc.spare = nil
+	}
+	w.free <- sc
 	if err != nil {
 		w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, j, err)
 		return
 	}
+	if w.entropies == nil {
+		if s, ok := checkedPlogp(row, w.vocab, w.cfg.SumTol); ok {
+			w.rows[t], w.negEnt[t] = row, s
+			return
+		}
+	}
 	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] != nil {
 		return
 	}
+	w.rows[t] = row
 	if w.entropies == nil {
-		logs(sc.logMean, row)
-		w.negEnt[t] = dot(row, sc.logMean)
+		w.negEnt[t] = plogp(row)
 		return
 	}
 	h, err := w.entropies.Entropy(i, j)
@@ -239,8 +255,9 @@ func (p entropyPass[F]) Run(piece int) {
 //
 //	KL(p ‖ p̄) = Σ p log p − Σ p log p̄,
 //
-// with Σ p log p from the entropy pass and log p̄ taken once per slot, so a
-// slot costs V logarithms however many members it has.
+// with Σ p log p from the row pass and log p̄ taken once per slot, so a
+// slot costs V logarithms however many members it has. The members' rows
+// are those the row pass fetched: no distribution is fetched twice.
 type slotPass[F tensor.Float] struct{ w *Weighter[F] }
 
 func (p slotPass[F]) Run(piece int) {
@@ -256,83 +273,83 @@ func (p slotPass[F]) Run(piece int) {
 		}
 		at := k*n + w.slot[i] + s
 		t := w.toks[at]
-		row, err := w.in.Dists.Dist(sc.bufs[i], i, t-w.start[i])
-		if err == nil && len(row) != w.vocab {
-			err = tensor.Errorf(tensor.ErrShape, "dists", tensor.At(i, t-w.start[i]), "length %d, want V = %d", len(row), w.vocab)
-		}
-		if err != nil {
-			w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, t-w.start[i], err)
-			return
-		}
-		sc.rows, sc.toks, sc.at = append(sc.rows, row), append(sc.toks, t), append(sc.at, at)
+		sc.rows, sc.toks, sc.at = append(sc.rows, w.rows[t]), append(sc.toks, t), append(sc.at, at)
 	}
 	if len(sc.rows) == 1 {
 		w.d[sc.at[0]] = 0 // the only member is its own mean
 		return
 	}
 	lm := sc.logMean
-	for v, x := range sc.rows[0] {
-		lm[v] = float64(x)
-	}
-	for _, row := range sc.rows[1:] {
-		for v, x := range row {
-			lm[v] += float64(x)
-		}
-	}
-	m := float64(len(sc.rows))
-	for v := range lm {
-		lm[v] /= m
+	clear(lm)
+	for _, row := range sc.rows {
+		addTo(lm, row)
 	}
 	// p̄_v = 0 only where every member has p_v = 0, and those terms are
-	// 0·log 0 = 0: logs writes 0 there.
-	logs(lm, lm)
+	// 0·log 0 = 0: logMean writes 0 there.
+	logMean(lm, len(sc.rows))
 	for e, row := range sc.rows {
 		w.d[sc.at[e]] = w.negEnt[sc.toks[e]] - dot(row, lm)
 	}
 }
 
-// dot returns Σ x·y in float64 with four accumulators, which lets the
-// additions overlap; the order is fixed, so the result is reproducible.
-func dot[F tensor.Float](x []F, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i]) * y[i]
-		s1 += float64(x[i+1]) * y[i+1]
-		s2 += float64(x[i+2]) * y[i+2]
-		s3 += float64(x[i+3]) * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i]) * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// discrepancies runs the entropy and slot passes over the worker pool.
+// discrepancies runs the row and slot passes over the worker pool.
 func (w *Weighter[F]) discrepancies() error {
 	pieces := len(w.frames) * w.nslots
 	if pieces == 0 {
 		return nil
 	}
 	w.ensureScratch()
-	w.negEnt = grow(w.negEnt, w.start[len(w.in.Rewards)])
+	tokens := w.start[len(w.in.Rewards)]
+	w.negEnt = grow(w.negEnt, tokens)
+	w.rows = grow(w.rows, tokens)
 	w.errs = grow(w.errs, max(len(w.used), pieces))
 	clear(w.errs)
 	helpers := parallel.Workers() - 1
-	parallel.Do(entropyPass[F]{w}, len(w.used), helpers)
-	for _, err := range w.errs[:len(w.used)] {
-		if err != nil {
-			return err
-		}
+	parallel.Do(rowPass[F]{w}, len(w.used), helpers)
+	err := firstError(w.errs[:len(w.used)])
+	if err == nil {
+		clear(w.errs[:pieces])
+		parallel.Do(slotPass[F]{w}, pieces, helpers)
+		err = firstError(w.errs[:pieces])
 	}
-	parallel.Do(slotPass[F]{w}, pieces, helpers)
-	for _, err := range w.errs[:pieces] {
+	w.release()
+	return err
+}
+
+// firstError returns the first non-nil error of errs, the one of the lowest
+// piece, so that the error reported does not depend on the schedule.
+func firstError(errs []error) error {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// take returns a dst row of length V for Dist: the next of the rows kept
+// from earlier calls, or a new one. A source that fills dst thus costs V
+// floats of scratch per grouped token, which the Weighter keeps for the
+// next call; a source that returns rows of its own, like Dense, uses one
+// per worker.
+func (w *Weighter[F]) take() []F {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.nbufs == len(w.bufs) {
+		w.bufs = append(w.bufs, nil)
+	}
+	b := grow(w.bufs[w.nbufs], w.vocab)
+	w.bufs[w.nbufs] = b
+	w.nbufs++
+	return b
+}
+
+// release forgets the rows of this call, so that the Weighter keeps no
+// source's memory alive.
+func (w *Weighter[F]) release() {
+	for _, t := range w.used {
+		w.rows[t] = nil
+	}
 }
 
 // ensureScratch sizes one scratch per worker for this call's G and V and
@@ -351,15 +368,11 @@ func (w *Weighter[F]) ensureScratch() {
 	}
 	for _, sc := range w.scratch {
 		sc.logMean = grow(sc.logMean, w.vocab)
-		if len(sc.bufs) < g {
-			sc.bufs = append(sc.bufs, make([][]F, g-len(sc.bufs))...)
-		}
-		for i := range g {
-			sc.bufs[i] = grow(sc.bufs[i], w.vocab)
-		}
 		sc.rows, sc.toks, sc.at = grow(sc.rows, g), grow(sc.toks, g), grow(sc.at, g)
+		sc.spare = nil
 		w.free <- sc
 	}
+	w.nbufs = 0
 }
 
 // weights min-max normalises each group's discrepancies and writes

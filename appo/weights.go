@@ -2,6 +2,7 @@ package appo
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -85,8 +86,12 @@ type Weighter[F tensor.Float] struct {
 	used   []int     // flat ids of tokens in some group, ascending
 	usedBy []int     // the response of each
 	negEnt []float64 // per flat token in some group: Σ p log p
-	acc    []float64 // per flat token: sum of its normalised discrepancies
-	errs   []error   // per piece of a parallel pass
+	rows   [][]F     // per flat token in some group: its distribution, during a call
+	bufs   [][]F     // dst rows for Dist; the first nbufs are taken this call
+	nbufs  int
+	mu     sync.Mutex // guards bufs and nbufs
+	acc    []float64  // per flat token: sum of its normalised discrepancies
+	errs   []error    // per piece of a parallel pass
 
 	scratch []*scratch[F]
 	free    chan *scratch[F]
@@ -95,7 +100,7 @@ type Weighter[F tensor.Float] struct {
 // scratch is one worker's share of the discrepancy passes.
 type scratch[F tensor.Float] struct {
 	logMean []float64 // the slot mean, then its log
-	bufs    [][]F     // dst rows for Dists.Dist, one per response
+	spare   []F       // the dst row this worker offers Dist next, or nil
 	rows    [][]F     // the rows fetched for the slot
 	toks    []int     // their flat token ids
 	at      []int     // their entries in Weighter.d
