@@ -122,6 +122,30 @@ func (c Config) validateMode() error {
 	return nil
 }
 
+// policyWeight is the weight of token t's policy term, k its flat index:
+// the decoupled-PPO behaviour weight exp(prox − old), capped and counted in
+// acc, times the token weight, or 0 where top-ρ entropy masking drops the
+// token. The modes' rows and the sequence path share it.
+func (j *policyJob[F]) policyWeight(acc *rowAcc, prox, old, tw []F, t, k int) float64 {
+	w := 1.0
+	if prox != nil {
+		var capped bool
+		w, capped = j.rules.behave(j.exp(float64(prox[t]) - float64(old[t])))
+		if capped {
+			acc.capped++
+		}
+		acc.behave += w
+		acc.behaveMax = max(acc.behaveMax, w)
+	}
+	if tw != nil {
+		w *= float64(tw[t])
+	}
+	if j.dropped(k) {
+		w = 0
+	}
+	return w
+}
+
 // modeRow is the row kernel of the modes CISPO, SAPO, GPG, Clip-Cov and
 // KL-Cov: one pass per token in Go (the AVX2 kernel serves Vanilla only);
 // Clip-Cov and KL-Cov read the tokens selectCov picked.
@@ -148,23 +172,10 @@ func (j *policyJob[F]) modeRow(b int) {
 			return
 		}
 		l, a, base := float64(lp[t]), float64(adv[t]), float64(old[t])
-		w := 1.0
 		if prox != nil {
 			base = float64(prox[t])
-			var capped bool
-			w, capped = rl.behave(j.exp(base - float64(old[t])))
-			if capped {
-				acc.capped++
-			}
-			acc.behave += w
-			acc.behaveMax = max(acc.behaveMax, w)
 		}
-		if tw != nil {
-			w *= float64(tw[t])
-		}
-		if j.dropped(start + t) {
-			w = 0
-		}
+		w := j.policyWeight(acc, prox, old, tw, t, start+t)
 		d := l - base
 		acc.negDelta -= d
 		d, live := rl.logRatio(d)

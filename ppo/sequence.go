@@ -75,22 +75,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 			continue
 		}
 		a := float64(adv[t])
-		w := 1.0
-		if prox != nil {
-			var capped bool
-			w, capped = rl.behave(j.exp(float64(prox[t]) - float64(old[t])))
-			if capped {
-				acc.capped++
-			}
-			acc.behave += w
-			acc.behaveMax = max(acc.behaveMax, w)
-		}
-		if tw != nil {
-			w *= float64(tw[t])
-		}
-		if j.dropped(start + t) {
-			w = 0
-		}
+		w := j.policyWeight(acc, prox, old, tw, t, start+t)
 		loss, g, c := rl.surrogate(s, a)
 		clips[c]++
 		sumPolicy += loss * w
