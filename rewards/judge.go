@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rlpost/rlpost/rewards/internal/fakejudge"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 )
@@ -124,22 +125,7 @@ type FakeJudge struct {
 // Judge implements Judge.
 func (f *FakeJudge) Judge(ctx context.Context, req JudgeRequest) (float64, error) {
 	f.calls.Add(1)
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-t.C:
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if f.Err != nil {
-		return 0, f.Err
-	}
-	return verifiers.Jaccard(verifiers.Tokens(req.Response), verifiers.Tokens(req.Reference)), nil
+	return fakejudge.Score(ctx, f.Delay, f.Err, req.Response, req.Reference)
 }
 
 // Calls returns how many times Judge was called.

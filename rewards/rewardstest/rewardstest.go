@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/rewards"
-	"github.com/rlpost/rlpost/verifiers"
+	"github.com/rlpost/rlpost/rewards/internal/fakejudge"
 )
 
 // FakeJudge is a deterministic rewards.Judge: it scores the token Jaccard
@@ -28,22 +28,7 @@ type FakeJudge struct {
 func (f *FakeJudge) Judge(ctx context.Context, req rewards.JudgeRequest) (float64, error) {
 	f.calls.Add(1)
 	f.last.Store(&req)
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-t.C:
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if f.Err != nil {
-		return 0, f.Err
-	}
-	return verifiers.Jaccard(verifiers.Tokens(req.Response), verifiers.Tokens(req.Reference)), nil
+	return fakejudge.Score(ctx, f.Delay, f.Err, req.Response, req.Reference)
 }
 
 // Calls returns how many times Judge was called.
