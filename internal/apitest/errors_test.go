@@ -135,6 +135,11 @@ func TestErrorDiscipline(t *testing.T) {
 		{"tas.Config.Validate", tas.Config{Lambda: -1}.Validate(), tensor.ErrRange, "Config.Lambda", ""},
 
 		// grpo
+		{"grpo.ParseEstimator", second(grpo.ParseEstimator("ppo")), tensor.ErrRange, "estimator", "grpo: "},
+		{"grpo.ParseScale", second(grpo.ParseScale("group_std")), tensor.ErrRange, "scale", "grpo: "},
+		{"grpo.ParseStd", second(grpo.ParseStd("biased")), tensor.ErrRange, "std", "grpo: "},
+		{"grpo.ParseSingleton", second(grpo.ParseSingleton("one")), tensor.ErrRange, "singleton", "grpo: "},
+		{"grpo.ParseGPGAlpha", second(grpo.ParseGPGAlpha("all")), tensor.ErrRange, "gpg_alpha", "grpo: "},
 		{"grpo.Advantages empty", second(grpo.Advantages([]float64{}, []float64{}, grpo.Contiguous(1), grpo.DefaultConfig())), tensor.ErrEmpty, "rewards", "grpo: "},
 		{"grpo.Advantages dst length", second(grpo.Advantages(make([]float64, 1), []float64{1, 0}, grpo.Contiguous(2), grpo.DefaultConfig())), tensor.ErrShape, "dst", "grpo: "},
 		{"grpo.Advantages dst overlaps", second(grpo.Advantages(shared.Data[1:3], shared.Data[0:2], grpo.Contiguous(2), grpo.DefaultConfig())), tensor.ErrOverlap, "dst", "grpo: "},

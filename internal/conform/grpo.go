@@ -33,15 +33,6 @@ type GroupAdvantagesRequest struct {
 	} `json:"config"`
 }
 
-// estimators maps verl's adv_estimator names onto grpo's estimators.
-var estimators = map[string]grpo.Estimator{
-	"grpo": grpo.GRPO, "rloo": grpo.RLOO,
-	"reinforce_plus_plus": grpo.ReinforcePlusPlus, "reinforce_plus_plus_baseline": grpo.ReinforcePlusPlusBaseline,
-	"remax": grpo.ReMax, "opo": grpo.OPO, "gpg": grpo.GPG, "grpo_passk": grpo.PassK,
-}
-
-const estimatorNames = `"grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "remax", "opo", "gpg" or "grpo_passk"`
-
 // groupPreset returns the configuration a preset starts from, in the
 // request's own vocabulary.
 func groupPreset(name string) (grpo.Config, error) {
@@ -85,50 +76,26 @@ func DecodeGroupAdvantagesWith(raw json.RawMessage) ([]float64, grpo.Groups, grp
 	}
 	var req GroupAdvantagesRequest
 	c := &req.Config
-	c.Estimator, c.Scale, c.Std, c.Eps = "grpo", scaleName(def.Scale), stdName(def.Std), def.Eps
-	c.Singleton, c.GPGAlpha = singletonName(def.Singleton), gpgAlphaName(def.GPGAlpha)
+	c.Estimator, c.Scale, c.Std, c.Eps = "grpo", def.Scale.String(), def.Std.String(), def.Eps
+	c.Singleton, c.GPGAlpha = def.Singleton.String(), def.GPGAlpha.String()
 	if err := decode(raw, &req); err != nil {
 		return nil, grpo.Groups{}, grpo.Config{}, none, err
 	}
 	cfg := grpo.Config{Eps: c.Eps, K: c.K}
-	est, ok := estimators[c.Estimator]
-	if !ok {
-		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.estimator: %q, want %s", c.Estimator, estimatorNames)
+	if cfg.Estimator, err = grpo.ParseEstimator(c.Estimator); err != nil {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.estimator: %w", err)
 	}
-	cfg.Estimator = est
-	switch c.Scale {
-	case "group":
-		cfg.Scale = grpo.ScaleGroup
-	case "batch":
-		cfg.Scale = grpo.ScaleBatch
-	case "none":
-		cfg.Scale = grpo.ScaleNone
-	default:
-		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.scale: %q, want \"group\", \"batch\" or \"none\"", c.Scale)
+	if cfg.Scale, err = grpo.ParseScale(c.Scale); err != nil {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.scale: %w", err)
 	}
-	switch c.Std {
-	case "unbiased":
-		cfg.Std = grpo.Unbiased
-	case "population":
-		cfg.Std = grpo.Population
-	default:
-		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.std: %q, want \"unbiased\" or \"population\"", c.Std)
+	if cfg.Std, err = grpo.ParseStd(c.Std); err != nil {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.std: %w", err)
 	}
-	switch c.Singleton {
-	case "zero":
-		cfg.Singleton = grpo.SingletonZero
-	case "reward":
-		cfg.Singleton = grpo.SingletonReward
-	default:
-		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.singleton: %q, want \"zero\" or \"reward\"", c.Singleton)
+	if cfg.Singleton, err = grpo.ParseSingleton(c.Singleton); err != nil {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.singleton: %w", err)
 	}
-	switch c.GPGAlpha {
-	case "valid":
-		cfg.GPGAlpha = grpo.GPGValid
-	case "nonzero":
-		cfg.GPGAlpha = grpo.GPGNonzero
-	default:
-		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.gpg_alpha: %q, want \"valid\" or \"nonzero\"", c.GPGAlpha)
+	if cfg.GPGAlpha, err = grpo.ParseGPGAlpha(c.GPGAlpha); err != nil {
+		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.gpg_alpha: %w", err)
 	}
 	in := grpo.Inputs[float64]{Baseline: req.BaselineRewards, Lengths: req.Lengths, Scored: req.Scored}
 	switch {
@@ -144,22 +111,6 @@ func DecodeGroupAdvantagesWith(raw json.RawMessage) ([]float64, grpo.Groups, grp
 		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("give group_size (contiguous groups) or group_ids")
 	}
 	return req.Rewards, grpo.Contiguous(req.GroupSize), cfg, in, nil
-}
-
-func scaleName(s grpo.Scale) string {
-	return [...]string{grpo.ScaleGroup: "group", grpo.ScaleBatch: "batch", grpo.ScaleNone: "none"}[s]
-}
-
-func stdName(s grpo.Std) string {
-	return [...]string{grpo.Unbiased: "unbiased", grpo.Population: "population"}[s]
-}
-
-func singletonName(s grpo.Singleton) string {
-	return [...]string{grpo.SingletonZero: "zero", grpo.SingletonReward: "reward"}[s]
-}
-
-func gpgAlphaName(a grpo.GPGAlpha) string {
-	return [...]string{grpo.GPGValid: "valid", grpo.GPGNonzero: "nonzero"}[a]
 }
 
 func groupAdvantages(raw json.RawMessage) (any, error) {
