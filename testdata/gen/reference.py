@@ -28,12 +28,12 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, seq_count=0.0, norm_without_seqs=False):
+def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
     lengths = mask.sum(dim=1)
     seqs = float((lengths > 0).sum())
-    bprime = seq_count if seq_count > 0 else seqs
+    bprime = seqs
     total = float(lengths.sum())
     T = mask.shape[1]
     coef = torch.zeros(mask.shape[0])
@@ -76,28 +76,31 @@ POLICY_DEFAULTS = {
     "rollout_is": None, "rollout_is_threshold": 2.0,
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
     "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
+    "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0,
 }
 
 
 # The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
-# verl dual-clips at 3, takes low_var_kl, and divides seq-mean-token-sum-norm
-# by T alone; TRL exponentiates the raw log-ratio.
+# verl dual-clips at 3, takes low_var_kl, divides seq-mean-token-sum-norm by
+# T alone, averages geo_mean's policy term over every row and divides
+# Clip-Cov's means by N + 1e-8; TRL exponentiates the raw log-ratio.
 POLICY_PRESETS = {
-    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True},
+    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True,
+             "geo_mean_all_rows": True, "clip_cov_mean_eps": 1e-8},
     "trl": {"logratio_clamp": 0.0},
 }
 
 # Under "preset": "verl" each loss mode is verl's function of that name
 # (ppo.VerlMode): gspo is GSPO-token clamped at 10 from above only, without
-# dual clip; gspo, sapo and geo_mean aggregate seq-mean-token-mean (geo_mean
-# over all B rows unless the request names an agg); Clip-Cov, KL-Cov and
-# geo_mean exponentiate the raw log-ratio.
+# dual clip; gspo and sapo aggregate seq-mean-token-mean; geo_mean's policy
+# term is the mean over all B rows; Clip-Cov, KL-Cov and geo_mean
+# exponentiate the raw log-ratio, and Clip-Cov's means divide by N + 1e-8.
 VERL_MODES = {
     "gspo": {"loss_mode": "gspo_token", "logratio_clamp": 10.0, "logratio_clamp_high_only": True,
              "dual_clip": 0.0, "agg": "seq-mean-token-mean"},
     "sapo": {"agg": "seq-mean-token-mean"},
-    "geo_mean": {"agg": "seq-mean-token-mean", "logratio_clamp": 0.0},
-    "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
+    "geo_mean": {"logratio_clamp": 0.0, "geo_mean_all_rows": True},
+    "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0, "clip_cov_mean_eps": 1e-8},
     "kl_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
 }
 VERL_MODES["gspo_token"] = VERL_MODES["gspo"]
@@ -158,12 +161,8 @@ def _behave_weight(prox, old, cfg):
 def policy_loss(req):
     cfg = dict(POLICY_DEFAULTS)
     cfg.update(POLICY_PRESETS.get(req.get("preset", ""), {}))
-    seq_count = 0.0
     if req.get("preset") == "verl":
-        mode = req.get("config", {}).get("loss_mode", "vanilla")
-        cfg.update(VERL_MODES.get(mode, {}))
-        if mode == "geo_mean" and "agg" not in req.get("config", {}):
-            seq_count = float(len(req["mask"]))  # verl: torch.mean over every row
+        cfg.update(VERL_MODES.get(req.get("config", {}).get("loss_mode", "vanilla"), {}))
     cfg.update(req.get("config", {}))
     if req.get("preset") == "verl" and cfg["loss_mode"] == "gspo":
         cfg["loss_mode"] = "gspo_token"  # verl's gspo
@@ -196,7 +195,7 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
-    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"], seq_count=seq_count,
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
                      norm_without_seqs=cfg["agg_norm_without_seqs"])
     delta = lp - base
     mode = cfg["loss_mode"]
@@ -317,6 +316,9 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         d = sgn * torch.minimum(sgn * delta, sgn * clipped)
         ratio = torch.exp(_clamp_logratio((d * mask).sum(dim=1) / lengths, cfg))
         abar = (adv * mask).sum(dim=1) / lengths
+        if cfg["geo_mean_all_rows"]:
+            # verl's torch.mean over the B rows; an empty row's Abar is 0.
+            return (-abar * ratio).mean()
         return _aggregate((-abar * ratio)[:, None].expand_as(delta), mask, coef)
     if mode in ("clip_cov", "kl_cov"):
         ratio = torch.exp(_clamp_logratio(delta, cfg))
@@ -349,8 +351,10 @@ def _cov_picked(mode, lp, ratio, adv, mask, cfg):
     picked = torch.zeros(B, T, dtype=torch.bool)
     if n == 0:
         return picked
-    ma = sum(float(adv[b][t]) for b, t in valid) / n
-    ml = sum(float(lp[b][t]) for b, t in valid) / n
+    # Clip-Cov's means divide by N + clip_cov_mean_eps (verl's masked_mean).
+    nm = n + (cfg["clip_cov_mean_eps"] if mode == "clip_cov" else 0.0)
+    ma = sum(float(adv[b][t]) for b, t in valid) / nm
+    ml = sum(float(lp[b][t]) for b, t in valid) / nm
     lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
     cands = []
     for b, t in valid:

@@ -54,11 +54,12 @@ AGGS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-tok
 KL_NAMES = ["k1", "kl", "k2", "mse", "k3", "low_var_kl", "abs", "k3+"]
 SKIP_MODES = {"bypass_mode"}
 # verl's functions for these modes aggregate seq-mean-token-mean whatever
-# loss_agg_mode says (geo_mean: the mean over all rows); the request then
-# gives no agg, and verl's loss_agg_mode (which its KL and entropy terms
-# still use) is seq-mean-token-mean, the one setting rlpost's single
-# aggregation can match.
-FIXED_AGG_MODES = {"gspo", "sapo", "geo_mean"}  # a pipeline of its own (old_logp = rollout_logp), not a loss form
+# loss_agg_mode says; the request then gives no agg, and verl's
+# loss_agg_mode (which its KL and entropy terms still use) is
+# seq-mean-token-mean, the one setting rlpost's single aggregation of these
+# modes can match. (geo_mean's mean over all rows, with the KL and entropy
+# terms under loss_agg_mode, is the preset's geo_mean_all_rows.)
+FIXED_AGG_MODES = {"gspo", "sapo"}
 
 
 # ---------------------------------------------------------------- loading
