@@ -540,7 +540,30 @@ def group_estimator_cases(g):
             cfg["preset"] = g.pick(["verl", "trl"])
         req["config"] = cfg
         cases.append(req)
-    return cases + group_estimator_edges()
+    return cases + group_estimator_edges() + group_estimator_verl_variants()
+
+
+def group_estimator_verl_variants():
+    """verl's variants by their options: the REINFORCE++ pair's whitening
+    with verl's masked_mean (whiten_mean_eps), on equal values (where it
+    leaves a residue instead of 0) and on spread ones, with and without
+    lengths; RLOO under the verl preset with the std put back."""
+    cases = []
+    for est in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        for shape in ({"rewards": [1.0], "group_size": 1, "lengths": [5]},
+                      {"rewards": [0.5, 0.5, 0.5], "group_size": 3},
+                      {"rewards": [1.0, 1.0, 0.0, 0.0], "group_size": 2, "lengths": [3, 1, 4, 2]},
+                      {"rewards": [1.0, 0.0, 0.25, 2.0, 0.5, 0.0], "group_ids": [4, 1, 4, 1, 4, 1], "lengths": [2, 7, 1, 3, 3, 5]}):
+            for cfg in ({"whiten_mean_eps": 1e-8}, {"whiten_mean_eps": 1e-8, "std": "population"}, {"preset": "verl", "whiten_mean_eps": 0}):
+                req = {"op": "group_advantages"}
+                req.update(shape)
+                req["config"] = dict(cfg, estimator=est)
+                cases.append(req)
+    for cfg in ({"preset": "verl"}, {"preset": "verl", "scale": "group"}):
+        req = {"op": "group_advantages", "rewards": [1.0, 0.0, 0.5, 0.0, 1.0, 1.0], "group_size": 3}
+        req["config"] = dict(cfg, estimator="rloo")
+        cases.append(req)
+    return cases
 
 
 def group_estimator_edges():

@@ -459,9 +459,13 @@ def group_advantages(req):
 # pass@k enumerates the subsets instead of using the order statistics.
 
 GROUP_PRESETS = {
-    "verl": {"eps": 1e-6, "scale": "group", "std": "unbiased", "singleton": "reward", "gpg_alpha": "nonzero"},
+    "verl": {"eps": 1e-6, "scale": "group", "std": "unbiased", "singleton": "reward", "gpg_alpha": "nonzero",
+             "whiten_mean_eps": 1e-8},
     "trl": {"eps": 1e-4, "scale": "group", "std": "unbiased", "singleton": "zero", "gpg_alpha": "valid"},
 }
+# Under the verl preset, verl's RLOO is never divided by a std
+# (grpo.VerlEstimator).
+VERL_ESTIMATORS = {"rloo": {"scale": "none"}}
 
 
 def _members(req, n):
@@ -483,8 +487,10 @@ def _pass_k(rs, i, k):
 
 def group_estimators(req):
     cfg = {"estimator": "grpo", "scale": "group", "std": "unbiased", "eps": 1e-6,
-           "singleton": "zero", "k": 0, "gpg_alpha": "valid"}
+           "singleton": "zero", "k": 0, "gpg_alpha": "valid", "whiten_mean_eps": 0.0}
     cfg.update(GROUP_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
+    if req.get("config", {}).get("preset") == "verl":
+        cfg.update(VERL_ESTIMATORS.get(req["config"].get("estimator", "grpo"), {}))
     cfg.update(req.get("config", {}))
     est = cfg["estimator"]
     rewards = [float(r) for r in req["rewards"]]
@@ -566,7 +572,17 @@ def group_estimators(req):
     if est in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
         w = [float(lengths[i]) if lengths else 1.0 for i in whitened]
         tot = sum(w)
-        if tot > 0:
+        eps = cfg["whiten_mean_eps"]
+        if tot > 0 and eps > 0:
+            # verl's masked_whiten: masked_mean divides by the count + eps,
+            # masked_var multiplies the mean square by count/(count - 1).
+            mean = sum(wi * out[i] for wi, i in zip(w, whitened)) / (tot + eps)
+            var = sum(wi * (out[i] - mean) ** 2 for wi, i in zip(w, whitened)) / (tot + eps)
+            if unbiased:
+                var = var * tot / (tot - 1) if tot > 1 else 0.0
+            for i in whitened:
+                out[i] = (out[i] - mean) / math.sqrt(var + 1e-8)
+        elif tot > 0:
             mean = sum(wi * out[i] for wi, i in zip(w, whitened)) / tot
             div = tot - 1 if unbiased else tot
             var = sum(wi * (out[i] - mean) ** 2 for wi, i in zip(w, whitened)) / div if div > 0 else 0.0
