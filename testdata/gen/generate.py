@@ -604,6 +604,27 @@ def gae_cases(g):
                "config": {"gamma": g.pick([1.0, 0.99, 0.9]), "lam": g.pick([1.0, 0.95, 0.5]),
                           "whiten": k % 3 == 0}}
         cases.append(req)
+    return cases + gae_verl_cases(g)
+
+
+def gae_verl_cases(g):
+    """verl's whitening (whiten_mean_eps, the verl preset): equal advantages
+    (one row, values 0, gamma = lam = 1), where it leaves a residue instead
+    of 0, and random batches, where it moves the last digits."""
+    cases = []
+    for k in range(8):
+        if k < 4:
+            B, T = 1, 4
+            req = {"op": "gae", "rewards": [[0.0, 0.0, 0.0, g.pick([1.0, -0.5])]], "values": [[0.0] * T],
+                   "mask": [[1.0, 1.0, 1.0, 0.0 if k % 2 else 1.0]]}
+            req["rewards"][0][2 if k % 2 else 3] = req["rewards"][0][3] or 1.0
+        else:
+            B, T = g.shape()
+            req = {"op": "gae", "rewards": g.mat(B, T, -1, 1), "values": g.mat(B, T, -1, 1),
+                   "mask": g.mask(B, T, g.pick(["full", "prefix", "holes"]) if T > 1 else "full")}
+        req["config"] = [{"preset": "verl"}, {"whiten": True, "whiten_mean_eps": 1e-8},
+                         {"preset": "verl", "whiten_mean_eps": 0}, {"preset": "verl", "gamma": 0.99, "lam": 0.95}][k % 4]
+        cases.append(req)
     return cases
 
 

@@ -594,7 +594,7 @@ def group_estimators(req):
 # ---------------------------------------------------------------- GAE
 
 
-def _whiten(adv, mask):
+def _whiten(adv, mask, mean_eps=0.0):
     vals = [adv[b][t] for b in range(len(adv)) for t in range(len(adv[b])) if mask[b][t]]
     n = len(vals)
     if n == 0:
@@ -602,17 +602,22 @@ def _whiten(adv, mask):
     x = torch.tensor(vals)
     mean = x.mean()
     var = x.var(unbiased=True) if n > 1 else torch.tensor(0.0)
+    if mean_eps > 0 and n > 1:
+        # verl's masked_whiten: masked_mean divides by n + eps, masked_var
+        # multiplies the mean square by n/(n - 1).
+        mean = x.sum() / (n + mean_eps)
+        var = ((x - mean) ** 2).sum() / (n + mean_eps) * n / (n - 1)
     scale = 1.0 / torch.sqrt(var + 1e-8)
     return [[((adv[b][t] - mean) * scale).item() if mask[b][t] else 0.0
              for t in range(len(adv[b]))] for b in range(len(adv))]
 
 
-GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True},
+GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True, "whiten_mean_eps": 1e-8},
                "trl": {"gamma": 1.0, "lam": 0.95, "whiten": True}}
 
 
 def gae(req):
-    cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False}
+    cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False, "whiten_mean_eps": 0.0}
     cfg.update(GAE_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     g, lam = cfg["gamma"], cfg["lam"]
@@ -629,7 +634,7 @@ def gae(req):
             adv[b][t], ret[b][t] = a, a + v[b][t]
             nv, na = v[b][t], a
     if cfg["whiten"]:
-        adv = _whiten(adv, m)
+        adv = _whiten(adv, m, cfg["whiten_mean_eps"])
     return {"advantages": adv, "returns": ret}
 
 

@@ -511,6 +511,13 @@ def gae_case(g):
         row[-1] = g.u(-1, 1)
     values = [[g.u(-1, 1) for _ in range(T)] for _ in range(B)]
     gamma, lam = r.choice([(1.0, 1.0), (0.99, 0.95), (1.0, 0.95), (g.u(0.5, 1), g.u(0, 1)), (0.0, 1.0)])
+    if r.random() < 0.15:
+        # Every advantage equal: one row, an outcome reward, values 0,
+        # gamma = lam = 1 (verl's masked_mean then leaves a residue).
+        mask = [[1.0 if t < r.randint(2, max(T, 2)) or t < 2 else 0.0 for t in range(max(T, 2))]]
+        rewards = [[0.0] * len(mask[0])]
+        rewards[0][int(sum(mask[0])) - 1] = g.u(-1, 1)
+        values, gamma, lam = [[0.0] * len(mask[0])], 1.0, 1.0
     return {"rewards": rewards, "values": values, "mask": mask, "gamma": gamma, "lam": lam}
 
 
