@@ -1,8 +1,10 @@
-"""Runs verl's own policy-loss functions beside `rlpost conform` under
-`"preset": "verl"` and reports, case by case, where they agree.
+"""Runs verl's own loss, advantage-estimator and GAE functions beside
+`rlpost conform` under `"preset": "verl"` and reports, case by case, where
+they agree.
 
     python3 testdata/gen/verl_check.py --verl /path/to/verl/checkout \
-        [--rollout-corr FILE] [--rlpost BIN] [--cases N] [--seed S] [-v]
+        [--rollout-corr FILE] [--rlpost BIN] [--cases N] [--seed S]
+        [--parts policy,estimators,gae] [-v]
 
 The script holds none of verl's code: it reads verl/trainer/ppo/core_algos.py,
 verl/trainer/ppo/rollout_corr_helper.py and the masked reductions of
@@ -13,17 +15,27 @@ verl's later releases replaced the ratio-bounded rejection levels `token`,
 `sequence`, `geometric` (which rlpost implements) by KL-based options, so the
 rejection cases need a helper of that API (verl up to December 2025).
 
-What it compares, per random case (B, T from 1; rows without a valid token;
-log-ratios beyond every clamp; advantages per token or per sequence):
+What it compares, per random case:
 
-- every loss mode the checkout registers (`POLICY_LOSS_REGISTRY`; modes of
-  verl's rollout pipeline such as `bypass_mode` are left out) under every
+- policy (B, T from 1; rows without a valid token; log-ratios beyond every
+  clamp; advantages per token or per sequence): every loss mode the
+  checkout registers (`POLICY_LOSS_REGISTRY`; modes of verl's rollout
+  pipeline such as `bypass_mode` are left out) under every
   `loss_agg_mode`, with the KL loss (`kl_penalty`, every estimator name),
   the entropy bonus and the rollout correction composed as verl's trainer
   composes them (verl/workers/utils/losses.py: rollout correction first,
-  then every term aggregated with the same global batch information);
-- the loss, its gradient with respect to logp (torch autograd of verl's
-  loss), dLoss/dentropy, and the metrics whose names both report.
+  then every term aggregated with the same global batch information): the
+  loss, its gradient with respect to logp (torch autograd of verl's loss),
+  dLoss/dentropy, and the metrics whose names both report;
+- estimators (groups of one to six, by size or by ids in any order,
+  groups of one included; binary, continuous or tied rewards; a response
+  length each): every estimator both have, called as verl's
+  compute_advantage calls it (its reward on the response's last token),
+  against `"op": "group_advantages"` on every valid token;
+- GAE (prefix masks and masks with holes; token rewards; γ, λ; batches
+  whose advantages are all equal): compute_gae_advantage_return, which
+  whitens, against `"op": "gae"`, advantages and returns on the valid
+  tokens.
 
 Clip-Cov draws its detached tokens with torch.randperm, and KL-Cov's
 torch.topk orders ties as it likes: only cases where the data fix the
@@ -31,8 +43,12 @@ choice are compared. verl's "k3+" raises NotImplementedError (its
 kl_penalty hands the name with the "+" to kl_penalty_forward); those cases
 are compared with its evident intent, built from verl's own
 kl_penalty_forward (the value of "k3", the gradient of "k2"), and listed
-apart. Cases where verl returns NaN (every token rejected) are skipped. Not run by CI: it needs torch and
-a verl checkout (docs/conformance.md#checking-against-verl).
+apart. Cases where verl returns NaN (every token rejected) or raises
+(pass@k on a group of one, whitening one token) are skipped and counted.
+The exit status is 1 if any loss, gradient, advantage or return differs;
+metrics that differ are listed with the mode (docs/spec.md#peer-presets
+says why). Not run by CI: it needs torch and a verl checkout
+(docs/conformance.md#checking-against-verl).
 """
 
 import argparse
@@ -518,7 +534,11 @@ def gae_case(g):
         rewards = [[0.0] * len(mask[0])]
         rewards[0][int(sum(mask[0])) - 1] = g.u(-1, 1)
         values, gamma, lam = [[0.0] * len(mask[0])], 1.0, 1.0
-    return {"rewards": rewards, "values": values, "mask": mask, "gamma": gamma, "lam": lam}
+        return {"rewards": rewards, "values": values, "mask": mask, "gamma": gamma, "lam": lam,
+                "kind": "equal advantages (one row, values 0)"}
+    kind = "gamma=%g lam=%g" % (gamma, lam) if (gamma, lam) in ((1.0, 1.0), (0.0, 1.0)) else "other gamma, lam"
+    kind += ", holes in the mask" if any(0 < t < len(row) and row[t] > row[t - 1] for row in mask for t in range(len(row))) else ""
+    return {"rewards": rewards, "values": values, "mask": mask, "gamma": gamma, "lam": lam, "kind": kind}
 
 
 def verl_gae(ca, c):
@@ -570,9 +590,8 @@ def check_gae(ca, a, g, counts, verbose):
         got, err = run_conform(a.rlpost, req)
         ok = err is None and all(close(got["advantages"][b][t], adv[b][t]) and close(got["returns"][b][t], ret[b][t])
                                  for b, row in enumerate(c["mask"]) for t, m in enumerate(row) if m)
-        key = "gamma=%g lam=%g" % (c["gamma"], c["lam"]) if (c["gamma"], c["lam"]) in ((1.0, 1.0), (0.0, 1.0)) else "other gamma, lam"
-        counts["gae"][key][0] += ok
-        counts["gae"][key][1] += 1
+        counts["gae"][c["kind"]][0] += ok
+        counts["gae"][c["kind"]][1] += 1
         if not ok and verbose:
             print("DIFF gae", err or "", json.dumps(req)[:400])
 
@@ -610,8 +629,9 @@ def main():
             print("%-20s %-44s %d/%d" % (cat, key, ok, n))
     for (key, mode), (_, n) in sorted(counts["metric differs"].items()):
         print("metric differs: %-44s %-10s %d" % (key, mode, n))
-    for key, (_, n) in sorted(counts["not reported by rlpost"].items()):
-        print("verl metric not reported by rlpost: %s (%d cases)" % (key, n))
+    absent = sorted(counts["not reported by rlpost"])
+    if absent:
+        print("verl metrics rlpost does not report (%d): %s" % (len(absent), ", ".join(absent)))
     for why, n in sorted(counts["skipped"].items()):
         print("skipped: %s: %d" % (why, n))
     print("summary:")
