@@ -39,6 +39,9 @@ func (c *Context) GAE(adv, ret, rewards, values, mask *Buffer, cfg gae.Config) e
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("cuda: %w", err)
 	}
+	if cfg.WhitenMeanEps != 0 {
+		return fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.WhitenMeanEps", nil, "the kernel whitens with the exact mean only; use gae.Advantages"))
+	}
 	return c.gaeOn(gaeCall{adv: adv, ret: ret, rewards: rewards, values: values, mask: mask,
 		g: [4]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, whiten: cfg.Whiten})
 }

@@ -1,6 +1,8 @@
 package gae
 
 import (
+	"math"
+
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -18,6 +20,13 @@ type Config struct {
 	// (A − mean)/sqrt(var_unbiased + 1e-8), after the returns are formed
 	// (verl's masked_whiten in compute_gae_advantage_return).
 	Whiten bool
+	// WhitenMeanEps is added to the valid-token count n in the whitening's
+	// mean and variance. 0 (default) takes the exact moments, so equal
+	// advantages whiten to exactly 0; verl's masked_mean divides by
+	// n + 10⁻⁸, which leaves about 10⁻⁴·A/n there instead (one sequence
+	// whose values are 0 with γ = λ = 1, say). A batch of one valid token
+	// whitens to 0 either way (verl raises).
+	WhitenMeanEps float64
 }
 
 // DefaultConfig returns verl's defaults for GAE on language models: γ = 1,
@@ -36,6 +45,9 @@ func (c Config) Validate() error {
 	}
 	if err := unit("Config.Gamma", c.Gamma); err != nil {
 		return err
+	}
+	if !(c.WhitenMeanEps >= 0) || math.IsInf(c.WhitenMeanEps, 1) {
+		return tensor.Errorf(tensor.ErrRange, "Config.WhitenMeanEps", nil, "%v, want a finite number ≥ 0", c.WhitenMeanEps)
 	}
 	return unit("Config.Lambda", c.Lambda)
 }

@@ -70,7 +70,10 @@
 //
 //	A ← (A − mean)/sqrt(var + 1e-8),   var unbiased (n − 1)
 //
-// A batch with one valid token whitens it to 0.
+// A batch with one valid token whitens it to 0. Config.WhitenMeanEps = ε
+// takes verl's moments instead, mean = ΣA/(n + ε) and var = Σ(A −
+// mean)²/(n + ε)·n/(n − 1) (masked_mean divides by n + 10⁻⁸), which differ
+// from the exact ones visibly only when every advantage is equal.
 //
 // # Building the inputs of a multi-turn trainer
 //

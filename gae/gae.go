@@ -39,7 +39,7 @@ func Advantages[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask 
 		return fmt.Errorf("gae: %w", err)
 	}
 	return run(kindToken, adv.Data, ret.Data, rewards, values, mask, tensor.Batch[F]{},
-		[5]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+		[5]float64{cfg.Gamma, cfg.Gamma * cfg.Lambda}, cfg.Whiten, cfg.WhitenMeanEps)
 }
 
 // BiLevel computes Bi-Level GAE (VAGEN §5.2, Alg. 2) with the semantics of
@@ -82,7 +82,7 @@ func BiLevel[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, tu
 		cfg.GammaToken, cfg.GammaToken * cfg.LambdaToken,
 		cfg.GammaTurn, cfg.GammaTurn * cfg.LambdaTurn,
 		plusDelta,
-	}, cfg.Whiten)
+	}, cfg.Whiten, 0)
 }
 
 // TurnLevel computes turn-level GAE: the turn advantages A_k of BiLevel's
@@ -105,7 +105,7 @@ func TurnLevel[F tensor.Float](adv, ret tensor.Batch[F], rewards, values, mask, 
 		return fmt.Errorf("gae: %w", err)
 	}
 	return run(kindTurn, adv.Data, ret.Data, rewards, values, mask, turnEnd,
-		[5]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten)
+		[5]float64{2: cfg.Gamma, 3: cfg.Gamma * cfg.Lambda}, cfg.Whiten, cfg.WhitenMeanEps)
 }
 
 // checkArgs validates shapes: every input has rewards' shape, so do adv and
@@ -204,7 +204,7 @@ func putJob[F tensor.Float](j *job[F]) {
 	parallel.Put(jobs, j)
 }
 
-func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [5]float64, whiten bool) error {
+func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd tensor.Batch[F], g [5]float64, whiten bool, meanEps float64) error {
 	B, T := rewards.B, rewards.T
 	if B == 0 || T == 0 {
 		return nil
@@ -243,6 +243,9 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 		return nil
 	}
 	j.mean = sum / float64(n)
+	if n > 1 && meanEps > 0 {
+		j.mean = sum / (float64(n) + meanEps) // verl's masked_mean (Config.WhitenMeanEps)
+	}
 	j.phase = phaseSquare
 	parallel.Rows(j, B, T)
 	ss := 0.0
@@ -254,6 +257,9 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 	variance := 0.0
 	if n > 1 {
 		variance = ss / float64(n-1)
+		if meanEps > 0 {
+			variance *= float64(n) / (float64(n) + meanEps) // masked_mean of the squares, then Bessel's factor
+		}
 	}
 	if math.IsInf(variance, 1) {
 		return fmt.Errorf("gae: %w", tensor.Errorf(tensor.ErrRange, "adv", nil,

@@ -63,6 +63,13 @@ type Config struct {
 	K int
 	// GPGAlpha is GPG's batch correction α; other estimators ignore it.
 	GPGAlpha GPGAlpha
+	// WhitenMeanEps is added to the count (the total length with
+	// Inputs.Lengths) in the mean and variance of the REINFORCE++ pair's
+	// whitening. 0 (default) takes the exact moments, so equal values
+	// whiten to exactly 0; verl's masked_mean divides by count + 10⁻⁸
+	// (VerlDefaults), which leaves about 10⁻⁴·x/count there instead
+	// (docs/spec.md#group-advantages).
+	WhitenMeanEps float64
 }
 
 // DefaultConfig is GRPO: group mean and unbiased group std, ε = 1e-6.

@@ -21,7 +21,8 @@
 //
 // Each reads the rewards and, where named, Inputs; R̄_B and σ_B are a
 // whitening over the batch, (x − mean)/sqrt(var + 1e-8) with var unbiased
-// (Config.Std), as verl's masked_whiten:
+// (Config.Std), as verl's masked_whiten (whose means divide by the count
+// + 10⁻⁸: Config.WhitenMeanEps, set by VerlDefaults):
 //
 //	reinforce_plus_plus (REINFORCE++: Stabilizing Critic-Free Policy Optimization with
 //	     Global Advantage Normalization, arXiv 2501.03262 v9, global advantage normalisation):

@@ -93,6 +93,8 @@ func (c Config) validateMore() error {
 		return tensor.Errorf(tensor.ErrRange, "Config.K", nil, "%d is read by PassK only", c.K)
 	case c.GPGAlpha != GPGValid && c.GPGAlpha != GPGNonzero:
 		return tensor.Errorf(tensor.ErrRange, "Config.GPGAlpha", nil, "%d is not a GPGAlpha", int(c.GPGAlpha))
+	case !(c.WhitenMeanEps >= 0) || math.IsInf(c.WhitenMeanEps, 1):
+		return tensor.Errorf(tensor.ErrRange, "Config.WhitenMeanEps", nil, "%v, want a finite number ≥ 0", c.WhitenMeanEps)
 	}
 	return nil
 }
@@ -483,7 +485,8 @@ func (e *estimate[F]) whiten() error {
 	if wsum == 0 {
 		return nil
 	}
-	mean := sum / wsum
+	// verl's masked_mean divides by the count + WhitenMeanEps.
+	mean := sum / (wsum + e.cfg.WhitenMeanEps)
 	var ss float64
 	for k := range e.groups {
 		lo, idx, size, ok := e.whitened(k)
@@ -504,6 +507,9 @@ func (e *estimate[F]) whiten() error {
 	variance := 0.0
 	if div > 0 {
 		variance = ss / div
+	}
+	if eps := e.cfg.WhitenMeanEps; eps > 0 {
+		variance *= wsum / (wsum + eps) // masked_mean of the squares, then Bessel's factor
 	}
 	if math.IsInf(variance, 0) {
 		return tensor.Errorf(tensor.ErrRange, "rewards", nil, "the variance of the advantages overflows float64; whitening is undefined")

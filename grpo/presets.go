@@ -55,9 +55,24 @@ func AReaLAdvantages() Config { return Config{Std: Population, Eps: 1e-6} }
 // compute_grpo_outcome_advantage with its defaults (epsilon 1e-6,
 // norm_adv_by_std_in_grpo = true: ScaleGroup; false is ScaleNone), the
 // unbiased group std (torch.std), a size-1 group given its reward
-// (SingletonReward), and for GPG verl's α = B/#{R ≠ 0} (GPGNonzero).
+// (SingletonReward), for GPG verl's α = B/#{R ≠ 0} (GPGNonzero), and the
+// REINFORCE++ pair whitened with masked_whiten's means over count + 10⁻⁸
+// (WhitenMeanEps). verl's estimators other than GRPO: VerlEstimator.
 func VerlDefaults() Config {
-	return Config{Eps: 1e-6, Singleton: SingletonReward, GPGAlpha: GPGNonzero}
+	return Config{Eps: 1e-6, Singleton: SingletonReward, GPGAlpha: GPGNonzero, WhitenMeanEps: 1e-8}
+}
+
+// VerlEstimator returns c with the estimator e as verl's adv_estimator of
+// that name computes it (verl/trainer/ppo/core_algos.py), where verl's
+// function departs from c: verl's RLOO (compute_rloo_outcome_advantage) is
+// never divided by a standard deviation, whatever norm_adv_by_std_in_grpo
+// says, so RLOO gets ScaleNone. The others are verl's as c has them.
+func VerlEstimator(c Config, e Estimator) Config {
+	c.Estimator = e
+	if e == RLOO {
+		c.Scale = ScaleNone
+	}
+	return c
 }
 
 // TRLDefaults returns the advantage configuration of TRL's GRPOTrainer

@@ -234,6 +234,22 @@ type Config struct {
 	ClipCovRatio, ClipCovLow, ClipCovHigh float64
 	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens.
 	ClipCovSeed uint64
+	// ClipCovMeanEps is added to N, the number of valid tokens, in the means
+	// μ_A and μ_logp of Clip-Cov's covariance. 0 (default) takes the exact
+	// means, as the paper does; verl's masked_mean divides by N + 10⁻⁸
+	// (VerlClipCovMeanEps), which turns a covariance of exactly 0 into
+	// about 10⁻¹⁷ and so lets such a token pass a lower bound
+	// ClipCovLow = 0 (docs/spec.md#peer-presets).
+	ClipCovMeanEps float64
+	// GeoMeanAllRows makes GeoMean's policy term the plain mean of the
+	// call's B sequence losses, rows without a valid token included (their
+	// loss is 0), whatever Reduction says, as verl's geo_mean does
+	// (torch.mean over the micro-batch; it is per call, so not additive
+	// over micro-batches, and SeqCount does not enter it). The KL and
+	// entropy terms keep Reduction. false (default): the policy term is
+	// aggregated by Reduction like every other mode's, the paper's mean
+	// over sequences with SeqMeanTokenMean (docs/spec.md#peer-presets).
+	GeoMeanAllRows bool
 	// KLCovRatio is the fraction of valid tokens KL-Cov penalises (verl
 	// kl_cov_ratio; 0 means 0.0002) and KLCovCoef the penalty's weight
 	// (verl ppo_kl_coef; 0 means 0.1).

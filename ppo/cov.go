@@ -20,7 +20,8 @@ type covCand struct {
 //   - KL-Cov picks the n = max(1, ⌊N·KLCovRatio⌋) valid tokens of highest
 //     cov, ties to the lower flat index (verl: torch.topk, whose order among
 //     ties is unspecified).
-//   - Clip-Cov picks n = max(1, ⌊N·ClipCovRatio⌋) tokens, or all if fewer
+//   - Clip-Cov (whose means divide by N + ClipCovMeanEps) picks
+//     n = max(1, ⌊N·ClipCovRatio⌋) tokens, or all if fewer
 //     qualify, among the valid tokens that the surrogate does not clip and
 //     whose ClipCovLow < cov < ClipCovHigh; verl draws them with
 //     torch.randperm, rlpost in the order of splitmix64(ClipCovSeed ⊕ k), a
@@ -49,6 +50,10 @@ func (j *policyJob[F]) selectCov(total int) {
 	}
 	n := float64(total)
 	ma, ml := sa/n, sl/n
+	if j.cfg.LossMode == ClipCov && j.cfg.ClipCovMeanEps > 0 {
+		// verl's masked_mean (Config.ClipCovMeanEps).
+		ma, ml = sa/(n+j.cfg.ClipCovMeanEps), sl/(n+j.cfg.ClipCovMeanEps)
+	}
 	clipCov := j.cfg.LossMode == ClipCov
 	ratio := j.rules.covRatio
 	cands := j.cands[:0]

@@ -55,6 +55,12 @@
 // that the aggregation weighs it; GSPO-token has GSPO's value and gives
 // each token the gradient of its own term.
 //
+// Where verl's function departs from the paper, its variant is an option
+// that the verl preset (VerlDefaults, VerlMode) selects: GeoMeanAllRows
+// makes GMPO's policy term (1/B)·Σ_b −Ā_b·R_b over all B rows whatever the
+// aggregation (verl's torch.mean), and ClipCovMeanEps divides Clip-Cov's
+// means by N + ε (verl's masked_mean, ε = 10⁻⁸).
+//
 // # Token weights and KL
 //
 // Inputs.TokenWeights (TAS, APPO or any weighting ≥ 0) multiply the policy

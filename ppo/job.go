@@ -161,7 +161,7 @@ func (j *policyJob[F]) combine(total int) (Result, error) {
 			continue
 		}
 		res.Sequences++
-		res.PolicyLoss += j.coef[b] * acc.policy
+		res.PolicyLoss += j.policyCoef(b) * acc.policy
 		res.KLLoss += j.coef[b] * acc.kl
 		kl += acc.kl
 		ratio += acc.ratio

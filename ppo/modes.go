@@ -89,6 +89,10 @@ const (
 	DefaultKLCovCoef    = 0.1
 )
 
+// VerlClipCovMeanEps is what verl's masked_mean adds to the token count
+// (Config.ClipCovMeanEps).
+const VerlClipCovMeanEps = 1e-8
+
 // sequenceLevel reports whether the policy term uses GSPO's sequence ratio.
 func (c Config) sequenceLevel() bool {
 	return c.RatioLevel == SequenceRatio || c.LossMode == GSPO || c.LossMode == GSPOToken
@@ -118,6 +122,8 @@ func (c Config) validateMode() error {
 			c.ClipCovLow, c.ClipCovHigh, DefaultClipCovLow, DefaultClipCovHigh)
 	case math.IsNaN(c.ClipCovLow) || math.IsNaN(c.ClipCovHigh):
 		return bad("ClipCovLow", "NaN bound")
+	case !(c.ClipCovMeanEps >= 0) || math.IsInf(c.ClipCovMeanEps, 1):
+		return bad("ClipCovMeanEps", "%v, want 0 (exact means) or a finite number > 0 (verl: %v)", c.ClipCovMeanEps, VerlClipCovMeanEps)
 	}
 	return nil
 }
@@ -292,7 +298,7 @@ func (j *policyJob[F]) geoRow(b int) {
 	coef := j.coef[b]
 	seq := 0.0
 	if ok {
-		seq = -coef * abar * R
+		seq = -j.policyCoef(b) * abar * R
 	}
 	for t := range lp {
 		if mask[t] == 0 {
@@ -322,6 +328,17 @@ func (j *policyJob[F]) geoRow(b int) {
 		}
 		grad[t] = gv
 	}
+}
+
+// policyCoef is the weight of row b's policy term per valid token: the
+// aggregation's coef[b], or 1/(B·|y_b|) for GeoMean with GeoMeanAllRows,
+// which makes the row's sequence loss, carried by each of its |y_b| tokens,
+// count 1/B.
+func (j *policyJob[F]) policyCoef(b int) float64 {
+	if j.cfg.LossMode == GeoMean && j.cfg.GeoMeanAllRows && j.lengths[b] > 0 {
+		return 1 / float64(len(j.lengths)*j.lengths[b])
+	}
+	return j.coef[b]
 }
 
 // optionalRow returns row b of x, or nil when x is not given.

@@ -9,7 +9,10 @@ package ppo
 // verl clamps its "k3" and "k3+" values at 10 too), entropy_coeff 0,
 // loss_mode vanilla, SAPO's τ 1 and 1.05, Clip-Cov's bounds 1 and 5, and
 // seq-mean-token-sum-norm dividing by the constant alone, as verl's
-// agg_loss does (rlpost's default divides by B′·C).
+// agg_loss does (rlpost's default divides by B′·C), and the two places
+// where verl's loss modes depart from their papers: GeoMean's policy term
+// the mean over all rows (GeoMeanAllRows) and Clip-Cov's means divided by
+// N + 10⁻⁸ (ClipCovMeanEps).
 //
 // verl's loss modes other than vanilla: VerlMode. Where verl differs by
 // construction it is documented rather than emulated, e.g. its ppo_kl
@@ -21,6 +24,8 @@ func VerlDefaults() Config {
 	c.KLEstimator = LowVarKL
 	c.KLClamp = 10 // verl clamps k3, low_var_kl and k3+'s value alike
 	c.NormWithoutSeqs = true
+	c.GeoMeanAllRows = true
+	c.ClipCovMeanEps = VerlClipCovMeanEps
 	return c
 }
 
@@ -44,16 +49,18 @@ func TRLDefaults() Config {
 //   - GSPO (verl "gspo"): GSPOToken, the log-ratio clamped at 10 from above
 //     only, no dual clip, SeqMeanTokenMean (verl ignores loss_agg_mode);
 //   - SAPO: SeqMeanTokenMean (verl ignores loss_agg_mode);
-//   - GeoMean: SeqMeanTokenMean and no log-ratio clamp; verl averages the
-//     sequence losses over all B rows, rows without a valid token
-//     included: set Reduction.SeqCount = B for that;
-//   - ClipCov, KLCov: no log-ratio clamp (verl exponentiates the raw
-//     log-ratio), and no dual clip.
+//   - GeoMean: GeoMeanAllRows (the policy term the mean of the sequence
+//     losses over all B rows, rows without a valid token included, whatever
+//     loss_agg_mode says; the KL and entropy terms keep c's aggregation, as
+//     in verl) and no log-ratio clamp;
+//   - ClipCov: ClipCovMeanEps = VerlClipCovMeanEps, no log-ratio clamp
+//     (verl exponentiates the raw log-ratio), and no dual clip;
+//   - KLCov: no log-ratio clamp and no dual clip.
 //
 // Vanilla, CISPO and GPG are verl's as c has them. verl aggregates its KL
 // and entropy terms by loss_agg_mode even where the policy term's
-// aggregation is fixed; rlpost aggregates every term one way, so the two
-// agree for GSPO, SAPO and GeoMean when verl's loss_agg_mode is
+// aggregation is fixed; rlpost aggregates every term of GSPO and SAPO one
+// way, so the two agree there when verl's loss_agg_mode is
 // seq-mean-token-mean or those terms are off.
 func VerlMode(c Config, m LossMode) Config {
 	c.LossMode = m
@@ -65,8 +72,10 @@ func VerlMode(c Config, m LossMode) Config {
 	case SAPO:
 		c.Mode = SeqMeanTokenMean
 	case GeoMean:
-		c.Mode, c.LogRatioClamp = SeqMeanTokenMean, 0
-	case ClipCov, KLCov:
+		c.LogRatioClamp, c.GeoMeanAllRows = 0, true
+	case ClipCov:
+		c.LogRatioClamp, c.DualClip, c.ClipCovMeanEps = 0, 0, VerlClipCovMeanEps
+	case KLCov:
 		c.LogRatioClamp, c.DualClip = 0, 0
 	}
 	return c

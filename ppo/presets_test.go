@@ -131,11 +131,10 @@ func TestVerlModeReproducesVerl(t *testing.T) {
 
 	// verl's geo_mean: Δ' = (0.2, −0.1) (A > 0 clips from above at ε_high
 	// 0.2), R = e^{0.05}, Ā = 2; torch.mean over both rows, the empty one
-	// included: −2R/2. Token 0 is clipped (no gradient), token 1 gets
-	// −Ā·R/(B·n) = −R/2.
+	// included (GeoMeanAllRows): −2R/2. Token 0 is clipped (no gradient),
+	// token 1 gets −Ā·R/(B·n) = −R/2.
 	in.Mask = mk(2, 1, 1, 0, 0)
 	cfg = ppo.VerlMode(ppo.VerlDefaults(), ppo.GeoMean)
-	cfg.SeqCount = 2
 	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
 	require.NoError(t, err)
 	R := math.Exp(0.05)

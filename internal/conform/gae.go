@@ -31,19 +31,21 @@ type GAERequest struct {
 		Gamma  float64 `json:"gamma"`
 		Lam    float64 `json:"lam"`
 		Whiten bool    `json:"whiten"`
+		// WhitenMeanEps is gae.Config.WhitenMeanEps.
+		WhitenMeanEps float64 `json:"whiten_mean_eps"`
 	} `json:"config"`
 }
 
 // gaePreset returns the GAE configuration a preset starts from: verl's
 // compute_gae_advantage_return (algorithm.gamma 1, lam 1) always whitens
-// the advantages (masked_whiten); TRL's PPOTrainer (gamma 1, lam 0.95)
+// the advantages (masked_whiten, whose means divide by n + 1e-8); TRL's PPOTrainer (gamma 1, lam 0.95)
 // whitens them too.
 func gaePreset(name string) (gae.Config, error) {
 	switch name {
 	case "":
 		return gae.DefaultConfig(), nil
 	case "verl":
-		return gae.Config{Gamma: 1, Lambda: 1, Whiten: true}, nil
+		return gae.Config{Gamma: 1, Lambda: 1, Whiten: true, WhitenMeanEps: 1e-8}, nil
 	case "trl":
 		return gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true}, nil
 	}
@@ -66,6 +68,7 @@ func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 	}
 	var req GAERequest
 	req.Config.Gamma, req.Config.Lam, req.Config.Whiten = def.Gamma, def.Lambda, def.Whiten
+	req.Config.WhitenMeanEps = def.WhitenMeanEps
 	if err := decode(raw, &req); err != nil {
 		return GAEInputs{}, gae.Config{}, err
 	}
@@ -75,7 +78,8 @@ func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
 		Values:  bs.tokens("values", req.Values, req.CuSeqlens, true),
 		Mask:    bs.tokens("mask", req.Mask, req.CuSeqlens, true),
 	}
-	cfg := gae.Config{Gamma: req.Config.Gamma, Lambda: req.Config.Lam, Whiten: req.Config.Whiten}
+	cfg := gae.Config{Gamma: req.Config.Gamma, Lambda: req.Config.Lam, Whiten: req.Config.Whiten,
+		WhitenMeanEps: req.Config.WhitenMeanEps}
 	if cfg == (gae.Config{}) {
 		// γ = λ = 0 written out in JSON is a valid request; the Go zero
 		// Config is rejected as a forgotten default. With γ = 0, λ has no

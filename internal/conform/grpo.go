@@ -30,6 +30,8 @@ type GroupAdvantagesRequest struct {
 		Singleton string  `json:"singleton"`
 		K         int     `json:"k"`
 		GPGAlpha  string  `json:"gpg_alpha"`
+		// WhitenMeanEps is grpo.Config.WhitenMeanEps.
+		WhitenMeanEps float64 `json:"whiten_mean_eps"`
 	} `json:"config"`
 }
 
@@ -66,7 +68,8 @@ func DecodeGroupAdvantagesWith(raw json.RawMessage) ([]float64, grpo.Groups, grp
 	// The preset sets the defaults that the other fields then override.
 	var head struct {
 		Config struct {
-			Preset string `json:"preset"`
+			Preset    string `json:"preset"`
+			Estimator string `json:"estimator"`
 		} `json:"config"`
 	}
 	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
@@ -74,14 +77,18 @@ func DecodeGroupAdvantagesWith(raw json.RawMessage) ([]float64, grpo.Groups, grp
 	if err != nil {
 		return nil, grpo.Groups{}, grpo.Config{}, none, err
 	}
+	if est, err := grpo.ParseEstimator(head.Config.Estimator); err == nil && head.Config.Preset == "verl" {
+		def = grpo.VerlEstimator(def, est) // an unknown name fails below
+	}
 	var req GroupAdvantagesRequest
 	c := &req.Config
 	c.Estimator, c.Scale, c.Std, c.Eps = "grpo", def.Scale.String(), def.Std.String(), def.Eps
 	c.Singleton, c.GPGAlpha = def.Singleton.String(), def.GPGAlpha.String()
+	c.WhitenMeanEps = def.WhitenMeanEps
 	if err := decode(raw, &req); err != nil {
 		return nil, grpo.Groups{}, grpo.Config{}, none, err
 	}
-	cfg := grpo.Config{Eps: c.Eps, K: c.K}
+	cfg := grpo.Config{Eps: c.Eps, K: c.K, WhitenMeanEps: c.WhitenMeanEps}
 	if cfg.Estimator, err = grpo.ParseEstimator(c.Estimator); err != nil {
 		return nil, grpo.Groups{}, cfg, none, fmt.Errorf("config.estimator: %w", err)
 	}

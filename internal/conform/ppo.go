@@ -55,6 +55,8 @@ type PolicyLossRequest struct {
 		ClipCovLB             float64 `json:"clip_cov_lb"`
 		ClipCovUB             float64 `json:"clip_cov_ub"`
 		ClipCovSeed           uint64  `json:"clip_cov_seed"`
+		ClipCovMeanEps        float64 `json:"clip_cov_mean_eps"`
+		GeoMeanAllRows        bool    `json:"geo_mean_all_rows"`
 		KLCovRatio            float64 `json:"kl_cov_ratio"`
 		PPOKLCoef             float64 `json:"ppo_kl_coef"`
 		EntropyCoeff          float64 `json:"entropy_coeff"`
@@ -76,13 +78,11 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	var head struct {
 		Preset string `json:"preset"`
 		Config struct {
-			LossMode string  `json:"loss_mode"`
-			Agg      *string `json:"agg"`
+			LossMode string `json:"loss_mode"`
 		} `json:"config"`
 	}
 	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
 	base := ppo.DefaultConfig()
-	verlGeoMean := false
 	switch head.Preset {
 	case "":
 	case "verl":
@@ -91,7 +91,6 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		// unknown name fails below.
 		if m, err := ppo.ParseLossMode(head.Config.LossMode); err == nil {
 			base = ppo.VerlMode(base, m)
-			verlGeoMean = m == ppo.GeoMean && head.Config.Agg == nil
 		}
 	case "trl":
 		base = ppo.TRLDefaults()
@@ -106,6 +105,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	c.BehaveCap, c.BehaveCapMode = base.BehaveCap, base.BehaveCapMode.String()
 	c.LossMode, c.TauPos, c.TauNeg = base.LossMode.String(), ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
 	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, base.ClipCovLow, base.ClipCovHigh
+	c.ClipCovMeanEps, c.GeoMeanAllRows = base.ClipCovMeanEps, base.GeoMeanAllRows
 	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
 	c.RolloutISThreshold = ppo.DefaultRolloutISThreshold
 	if err := decode(raw, &req); err != nil {
@@ -127,10 +127,6 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	if bs.err != nil {
 		return in, ppo.Config{}, bs.err
 	}
-	if verlGeoMean {
-		// verl's geo_mean is torch.mean over all B rows (ppo.VerlMode).
-		base.SeqCount = float64(in.Logp.B)
-	}
 	cfg := ppo.Config{
 		ClipLow:       c.ClipLow,
 		ClipHigh:      c.ClipHigh,
@@ -139,8 +135,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		KLCoef:        c.KLCoef,
 		KLClamp:       c.KLClamp,
 		BehaveCap:     c.BehaveCap,
-		Reduction: ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, SeqCount: base.SeqCount,
-			NormWithoutSeqs: c.AggNormWithoutSeqs},
+		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, NormWithoutSeqs: c.AggNormWithoutSeqs},
 
 		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
 		SAPOTauPos:            c.TauPos,
@@ -149,6 +144,8 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		ClipCovLow:            c.ClipCovLB,
 		ClipCovHigh:           c.ClipCovUB,
 		ClipCovSeed:           c.ClipCovSeed,
+		ClipCovMeanEps:        c.ClipCovMeanEps,
+		GeoMeanAllRows:        c.GeoMeanAllRows,
 		KLCovRatio:            c.KLCovRatio,
 		KLCovCoef:             c.PPOKLCoef,
 		EntropyCoeff:          c.EntropyCoeff,

@@ -22,12 +22,18 @@ func runJSON(t *testing.T, req string, out any) {
 // PPOTrainer (γ = 1, λ = 0.95) whiten the advantages, values worked by hand.
 func TestGAEPresets(t *testing.T) {
 	var got struct{ Advantages, Returns [][]float64 }
-	// verl: returns 1, 1 | 0, 0; mean 0.5, unbiased var 1/3.
+	// verl: returns 1, 1 | 0, 0; masked_whiten's mean m = 2/(4 + 10⁻⁸)
+	// (about 0.5), its variance (2(1 − m)² + 2m²)/(4 + 10⁻⁸)·4/3 (about
+	// 1/3); verl prints 0.8660253940416531 and −0.8660253897115262.
 	runJSON(t, `{"op": "gae", "rewards": [[0, 1], [0, 0]], "values": [[0, 0], [0, 0]], "mask": [[1, 1], [1, 1]],
 		"config": {"preset": "verl"}}`, &got)
-	s := 0.5 / math.Sqrt(1.0/3+1e-8)
-	require.InDeltaSlice(t, []float64{s, s}, got.Advantages[0], 1e-12)
-	require.InDeltaSlice(t, []float64{-s, -s}, got.Advantages[1], 1e-12)
+	eps := 1e-8
+	m := 2 / (4 + eps)
+	sd := math.Sqrt((2*(1-m)*(1-m)+2*m*m)/(4+eps)*4/3 + 1e-8)
+	require.InDeltaSlice(t, []float64{(1 - m) / sd, (1 - m) / sd}, got.Advantages[0], 1e-15)
+	require.InDeltaSlice(t, []float64{-m / sd, -m / sd}, got.Advantages[1], 1e-15)
+	require.InDelta(t, 0.8660253940416531, got.Advantages[0][0], 1e-15)
+	require.InDelta(t, -0.8660253897115262, got.Advantages[1][0], 1e-15)
 	require.Equal(t, []float64{1, 1}, got.Returns[0])
 	// TRL: δ_1 = 1 − 0.25 = 0.75, A_0 = (0.25 − 0.5) + 0.95·0.75 = 0.4625;
 	// whitened: ±0.14375/sqrt(2·0.14375² + 1e-8).

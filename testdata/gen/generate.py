@@ -141,14 +141,56 @@ def policy_cases(g):
         req["config"] = cfg
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
-            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106)))
+            + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
+            + policy_verl_variant_cases(Gen(107)))
+
+
+def policy_verl_variant_cases(g):
+    """verl's variants of two papers' formulas, by their options and under
+    the verl preset: geo_mean's policy term the mean over every row (an
+    empty row in each batch) beside KL and entropy terms aggregated by agg;
+    Clip-Cov's means divided by N + 1e-8, with one advantage for the whole
+    batch, so that every covariance is 0 without it and about +-1e-9 with
+    it, and clip_cov_lb 0 decides."""
+    cases = []
+    for k in range(24):
+        mode = ["geo_mean", "clip_cov"][k % 2]
+        B, T = g.shape()
+        B = max(B, 2)
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["loss_mode"] = mode
+        cfg["agg"] = AGGS[(k // 2) % len(AGGS)]
+        how = (k // 2) % 3  # the option alone, the preset, the preset with the option off
+        if how == 0:
+            cfg["geo_mean_all_rows" if mode == "geo_mean" else "clip_cov_mean_eps"] = True if mode == "geo_mean" else 1e-8
+        else:
+            req["preset"] = "verl"
+            if how == 2:
+                cfg["geo_mean_all_rows" if mode == "geo_mean" else "clip_cov_mean_eps"] = False if mode == "geo_mean" else 0.0
+        b, t = g.r.randrange(B), g.r.randrange(T)
+        req["mask"][b][t] = 1
+        if mode == "geo_mean":
+            req["mask"][(b + 1) % B] = [0] * T
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = g.pick([0.05, 0.5])
+            req["entropy"] = g.mat(B, T, 0, 4)
+            cfg["entropy_coeff"] = g.pick([0.01, 0.1])
+        else:
+            a = g.pick([1.0, 0.5, -2.0])
+            req["advantages"] = [[a] * T for _ in range(B)]
+            cfg["clip_cov_ratio"] = g.pick([0.3, 1.0])
+            cfg["clip_cov_lb"], cfg["clip_cov_ub"] = 0.0, 5.0
+            cfg["clip_cov_seed"] = g.r.randrange(1 << 20)
+        cases.append(req)
+    return cases
 
 
 def policy_verl_mode_cases(g):
     """Under the verl preset, the loss modes whose verl function departs
     from rlpost's form (ppo.VerlMode): GSPO-token with its one-sided clamp,
-    SAPO's and GMPO's fixed aggregation, GMPO's mean over every row (an
-    empty row in each), Clip-Cov and KL-Cov without a log-ratio clamp (a
+    SAPO's fixed aggregation, GMPO's policy term the mean over every row
+    (an empty row in each), Clip-Cov and KL-Cov without a log-ratio clamp (a
     token 22 nats above its old log-probability, or 25 below it)."""
     cases = []
     for k in range(20):
@@ -498,7 +540,30 @@ def group_estimator_cases(g):
             cfg["preset"] = g.pick(["verl", "trl"])
         req["config"] = cfg
         cases.append(req)
-    return cases + group_estimator_edges()
+    return cases + group_estimator_edges() + group_estimator_verl_variants()
+
+
+def group_estimator_verl_variants():
+    """verl's variants by their options: the REINFORCE++ pair's whitening
+    with verl's masked_mean (whiten_mean_eps), on equal values (where it
+    leaves a residue instead of 0) and on spread ones, with and without
+    lengths; RLOO under the verl preset with the std put back."""
+    cases = []
+    for est in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        for shape in ({"rewards": [1.0], "group_size": 1, "lengths": [5]},
+                      {"rewards": [0.5, 0.5, 0.5], "group_size": 3},
+                      {"rewards": [1.0, 1.0, 0.0, 0.0], "group_size": 2, "lengths": [3, 1, 4, 2]},
+                      {"rewards": [1.0, 0.0, 0.25, 2.0, 0.5, 0.0], "group_ids": [4, 1, 4, 1, 4, 1], "lengths": [2, 7, 1, 3, 3, 5]}):
+            for cfg in ({"whiten_mean_eps": 1e-8}, {"whiten_mean_eps": 1e-8, "std": "population"}, {"preset": "verl", "whiten_mean_eps": 0}):
+                req = {"op": "group_advantages"}
+                req.update(shape)
+                req["config"] = dict(cfg, estimator=est)
+                cases.append(req)
+    for cfg in ({"preset": "verl"}, {"preset": "verl", "scale": "group"}):
+        req = {"op": "group_advantages", "rewards": [1.0, 0.0, 0.5, 0.0, 1.0, 1.0], "group_size": 3}
+        req["config"] = dict(cfg, estimator="rloo")
+        cases.append(req)
+    return cases
 
 
 def group_estimator_edges():
@@ -538,6 +603,27 @@ def gae_cases(g):
                "mask": g.mask(B, T, kind),
                "config": {"gamma": g.pick([1.0, 0.99, 0.9]), "lam": g.pick([1.0, 0.95, 0.5]),
                           "whiten": k % 3 == 0}}
+        cases.append(req)
+    return cases + gae_verl_cases(g)
+
+
+def gae_verl_cases(g):
+    """verl's whitening (whiten_mean_eps, the verl preset): equal advantages
+    (one row, values 0, gamma = lam = 1), where it leaves a residue instead
+    of 0, and random batches, where it moves the last digits."""
+    cases = []
+    for k in range(8):
+        if k < 4:
+            B, T = 1, 4
+            req = {"op": "gae", "rewards": [[0.0, 0.0, 0.0, g.pick([1.0, -0.5])]], "values": [[0.0] * T],
+                   "mask": [[1.0, 1.0, 1.0, 0.0 if k % 2 else 1.0]]}
+            req["rewards"][0][2 if k % 2 else 3] = req["rewards"][0][3] or 1.0
+        else:
+            B, T = g.shape()
+            req = {"op": "gae", "rewards": g.mat(B, T, -1, 1), "values": g.mat(B, T, -1, 1),
+                   "mask": g.mask(B, T, g.pick(["full", "prefix", "holes"]) if T > 1 else "full")}
+        req["config"] = [{"preset": "verl"}, {"whiten": True, "whiten_mean_eps": 1e-8},
+                         {"preset": "verl", "whiten_mean_eps": 0}, {"preset": "verl", "gamma": 0.99, "lam": 0.95}][k % 4]
         cases.append(req)
     return cases
 

@@ -28,12 +28,12 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, seq_count=0.0, norm_without_seqs=False):
+def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
     lengths = mask.sum(dim=1)
     seqs = float((lengths > 0).sum())
-    bprime = seq_count if seq_count > 0 else seqs
+    bprime = seqs
     total = float(lengths.sum())
     T = mask.shape[1]
     coef = torch.zeros(mask.shape[0])
@@ -76,28 +76,31 @@ POLICY_DEFAULTS = {
     "rollout_is": None, "rollout_is_threshold": 2.0,
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
     "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
+    "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0,
 }
 
 
 # The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
-# verl dual-clips at 3, takes low_var_kl, and divides seq-mean-token-sum-norm
-# by T alone; TRL exponentiates the raw log-ratio.
+# verl dual-clips at 3, takes low_var_kl, divides seq-mean-token-sum-norm by
+# T alone, averages geo_mean's policy term over every row and divides
+# Clip-Cov's means by N + 1e-8; TRL exponentiates the raw log-ratio.
 POLICY_PRESETS = {
-    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True},
+    "verl": {"dual_clip": 3.0, "kl_estimator": "low_var_kl", "kl_clamp": 10.0, "agg_norm_without_seqs": True,
+             "geo_mean_all_rows": True, "clip_cov_mean_eps": 1e-8},
     "trl": {"logratio_clamp": 0.0},
 }
 
 # Under "preset": "verl" each loss mode is verl's function of that name
 # (ppo.VerlMode): gspo is GSPO-token clamped at 10 from above only, without
-# dual clip; gspo, sapo and geo_mean aggregate seq-mean-token-mean (geo_mean
-# over all B rows unless the request names an agg); Clip-Cov, KL-Cov and
-# geo_mean exponentiate the raw log-ratio.
+# dual clip; gspo and sapo aggregate seq-mean-token-mean; geo_mean's policy
+# term is the mean over all B rows; Clip-Cov, KL-Cov and geo_mean
+# exponentiate the raw log-ratio, and Clip-Cov's means divide by N + 1e-8.
 VERL_MODES = {
     "gspo": {"loss_mode": "gspo_token", "logratio_clamp": 10.0, "logratio_clamp_high_only": True,
              "dual_clip": 0.0, "agg": "seq-mean-token-mean"},
     "sapo": {"agg": "seq-mean-token-mean"},
-    "geo_mean": {"agg": "seq-mean-token-mean", "logratio_clamp": 0.0},
-    "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
+    "geo_mean": {"logratio_clamp": 0.0, "geo_mean_all_rows": True},
+    "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0, "clip_cov_mean_eps": 1e-8},
     "kl_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
 }
 VERL_MODES["gspo_token"] = VERL_MODES["gspo"]
@@ -158,12 +161,8 @@ def _behave_weight(prox, old, cfg):
 def policy_loss(req):
     cfg = dict(POLICY_DEFAULTS)
     cfg.update(POLICY_PRESETS.get(req.get("preset", ""), {}))
-    seq_count = 0.0
     if req.get("preset") == "verl":
-        mode = req.get("config", {}).get("loss_mode", "vanilla")
-        cfg.update(VERL_MODES.get(mode, {}))
-        if mode == "geo_mean" and "agg" not in req.get("config", {}):
-            seq_count = float(len(req["mask"]))  # verl: torch.mean over every row
+        cfg.update(VERL_MODES.get(req.get("config", {}).get("loss_mode", "vanilla"), {}))
     cfg.update(req.get("config", {}))
     if req.get("preset") == "verl" and cfg["loss_mode"] == "gspo":
         cfg["loss_mode"] = "gspo_token"  # verl's gspo
@@ -196,7 +195,7 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
-    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"], seq_count=seq_count,
+    coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
                      norm_without_seqs=cfg["agg_norm_without_seqs"])
     delta = lp - base
     mode = cfg["loss_mode"]
@@ -317,6 +316,9 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         d = sgn * torch.minimum(sgn * delta, sgn * clipped)
         ratio = torch.exp(_clamp_logratio((d * mask).sum(dim=1) / lengths, cfg))
         abar = (adv * mask).sum(dim=1) / lengths
+        if cfg["geo_mean_all_rows"]:
+            # verl's torch.mean over the B rows; an empty row's Abar is 0.
+            return (-abar * ratio).mean()
         return _aggregate((-abar * ratio)[:, None].expand_as(delta), mask, coef)
     if mode in ("clip_cov", "kl_cov"):
         ratio = torch.exp(_clamp_logratio(delta, cfg))
@@ -349,8 +351,10 @@ def _cov_picked(mode, lp, ratio, adv, mask, cfg):
     picked = torch.zeros(B, T, dtype=torch.bool)
     if n == 0:
         return picked
-    ma = sum(float(adv[b][t]) for b, t in valid) / n
-    ml = sum(float(lp[b][t]) for b, t in valid) / n
+    # Clip-Cov's means divide by N + clip_cov_mean_eps (verl's masked_mean).
+    nm = n + (cfg["clip_cov_mean_eps"] if mode == "clip_cov" else 0.0)
+    ma = sum(float(adv[b][t]) for b, t in valid) / nm
+    ml = sum(float(lp[b][t]) for b, t in valid) / nm
     lo, hi = 1.0 - cfg["clip_low"], 1.0 + cfg["clip_high"]
     cands = []
     for b, t in valid:
@@ -455,9 +459,13 @@ def group_advantages(req):
 # pass@k enumerates the subsets instead of using the order statistics.
 
 GROUP_PRESETS = {
-    "verl": {"eps": 1e-6, "scale": "group", "std": "unbiased", "singleton": "reward", "gpg_alpha": "nonzero"},
+    "verl": {"eps": 1e-6, "scale": "group", "std": "unbiased", "singleton": "reward", "gpg_alpha": "nonzero",
+             "whiten_mean_eps": 1e-8},
     "trl": {"eps": 1e-4, "scale": "group", "std": "unbiased", "singleton": "zero", "gpg_alpha": "valid"},
 }
+# Under the verl preset, verl's RLOO is never divided by a std
+# (grpo.VerlEstimator).
+VERL_ESTIMATORS = {"rloo": {"scale": "none"}}
 
 
 def _members(req, n):
@@ -479,8 +487,10 @@ def _pass_k(rs, i, k):
 
 def group_estimators(req):
     cfg = {"estimator": "grpo", "scale": "group", "std": "unbiased", "eps": 1e-6,
-           "singleton": "zero", "k": 0, "gpg_alpha": "valid"}
+           "singleton": "zero", "k": 0, "gpg_alpha": "valid", "whiten_mean_eps": 0.0}
     cfg.update(GROUP_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
+    if req.get("config", {}).get("preset") == "verl":
+        cfg.update(VERL_ESTIMATORS.get(req["config"].get("estimator", "grpo"), {}))
     cfg.update(req.get("config", {}))
     est = cfg["estimator"]
     rewards = [float(r) for r in req["rewards"]]
@@ -562,7 +572,17 @@ def group_estimators(req):
     if est in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
         w = [float(lengths[i]) if lengths else 1.0 for i in whitened]
         tot = sum(w)
-        if tot > 0:
+        eps = cfg["whiten_mean_eps"]
+        if tot > 0 and eps > 0:
+            # verl's masked_whiten: masked_mean divides by the count + eps,
+            # masked_var multiplies the mean square by count/(count - 1).
+            mean = sum(wi * out[i] for wi, i in zip(w, whitened)) / (tot + eps)
+            var = sum(wi * (out[i] - mean) ** 2 for wi, i in zip(w, whitened)) / (tot + eps)
+            if unbiased:
+                var = var * tot / (tot - 1) if tot > 1 else 0.0
+            for i in whitened:
+                out[i] = (out[i] - mean) / math.sqrt(var + 1e-8)
+        elif tot > 0:
             mean = sum(wi * out[i] for wi, i in zip(w, whitened)) / tot
             div = tot - 1 if unbiased else tot
             var = sum(wi * (out[i] - mean) ** 2 for wi, i in zip(w, whitened)) / div if div > 0 else 0.0
@@ -574,7 +594,7 @@ def group_estimators(req):
 # ---------------------------------------------------------------- GAE
 
 
-def _whiten(adv, mask):
+def _whiten(adv, mask, mean_eps=0.0):
     vals = [adv[b][t] for b in range(len(adv)) for t in range(len(adv[b])) if mask[b][t]]
     n = len(vals)
     if n == 0:
@@ -582,17 +602,22 @@ def _whiten(adv, mask):
     x = torch.tensor(vals)
     mean = x.mean()
     var = x.var(unbiased=True) if n > 1 else torch.tensor(0.0)
+    if mean_eps > 0 and n > 1:
+        # verl's masked_whiten: masked_mean divides by n + eps, masked_var
+        # multiplies the mean square by n/(n - 1).
+        mean = x.sum() / (n + mean_eps)
+        var = ((x - mean) ** 2).sum() / (n + mean_eps) * n / (n - 1)
     scale = 1.0 / torch.sqrt(var + 1e-8)
     return [[((adv[b][t] - mean) * scale).item() if mask[b][t] else 0.0
              for t in range(len(adv[b]))] for b in range(len(adv))]
 
 
-GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True},
+GAE_PRESETS = {"verl": {"gamma": 1.0, "lam": 1.0, "whiten": True, "whiten_mean_eps": 1e-8},
                "trl": {"gamma": 1.0, "lam": 0.95, "whiten": True}}
 
 
 def gae(req):
-    cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False}
+    cfg = {"gamma": 1.0, "lam": 1.0, "whiten": False, "whiten_mean_eps": 0.0}
     cfg.update(GAE_PRESETS.get(req.get("config", {}).get("preset", ""), {}))
     cfg.update(req.get("config", {}))
     g, lam = cfg["gamma"], cfg["lam"]
@@ -609,7 +634,7 @@ def gae(req):
             adv[b][t], ret[b][t] = a, a + v[b][t]
             nv, na = v[b][t], a
     if cfg["whiten"]:
-        adv = _whiten(adv, m)
+        adv = _whiten(adv, m, cfg["whiten_mean_eps"])
     return {"advantages": adv, "returns": ret}
 
 
