@@ -279,20 +279,21 @@ func (j *policyJob[F]) rolloutRow(b int) {
 func (j *policyJob[F]) rolloutKernel(start, n int, p *rolloutBounds, acc *rolloutAcc) bool {
 	in := &j.in
 	at := func(x []F, i int) *float32 { return (*float32)(unsafe.Pointer(&x[i])) }
-	flag := func(on bool) int64 {
-		if on {
-			return 1
-		}
-		return 0
-	}
 	roll := in.OldLogp.Data // off-policy masking alone: ℓ = 0
 	if !in.RolloutLogp.IsZero() {
 		roll = in.RolloutLogp.Data
 	}
 	tw := in.TokenWeights.Data
 	k := kernel.RolloutTokens{ // a value: pointers stored into it do not escape
-		N: int64(n), HasTW: flag(tw != nil), HasIS: flag(p.isToken), HasRS: flag(p.rsToken),
-		HasEW: flag(j.rolloutWeights()),
+		N: int64(n),
+	}
+	for _, f := range []struct {
+		on   bool
+		flag int64
+	}{{tw != nil, kernel.RolloutTW}, {p.isToken, kernel.RolloutIS}, {p.rsToken, kernel.RolloutRS}, {j.rolloutWeights(), kernel.RolloutEW}} {
+		if f.on {
+			k.Flags |= f.flag
+		}
 	}
 	k.RolloutBounds(p.isMax, p.lower, p.upper)
 	if body := n &^ 7; body > 0 {
@@ -317,7 +318,8 @@ func (j *policyJob[F]) rolloutKernel(start, n int, p *rolloutBounds, acc *rollou
 			j.rcMask[from+i], j.rcTW[from+i] = F(em[i]), F(ew[i])
 		}
 	}
-	logRatio, oldSum, rollSum := kernel.Sum(k.LogRatio), kernel.Sum(k.OldSum), kernel.Sum(k.RollSum)
+	logRatio, oldSum := kernel.Sum(k.LogRatio), kernel.Sum(k.OldSum)
+	rollSum := oldSum - logRatio
 	k3, weights := kernel.Sum(k.K3), kernel.Sum(k.Weights)
 	valid := kernel.Count(k.Valid)
 	if !finite(logRatio+oldSum+rollSum+k3+weights) || kernel.Count(k.NonZero) != valid {

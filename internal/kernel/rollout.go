@@ -15,14 +15,14 @@ import "math"
 // to ±20 (verl's SAFETY_BOUND), e = e^ℓc, the kernel
 //
 //   - adds, over tokens with Mask == 1 (valid), ℓ to LogRatio, Old to
-//     OldSum, Roll to RollSum, e − ℓc − 1 to K3, and with HasIS e to
-//     Weights; it counts them in Valid, and the tokens with Mask ≠ 0 in
-//     NonZero (a mask is good when the two agree);
-//   - with HasIS, writes EW = TW·min(e, ISMax) on valid tokens and counts
-//     in Truncated those with e above it; without, EW = TW (TW = 1 without
-//     HasTW; no EW at all without HasEW);
-//   - with HasRS, writes EMask = 0 for valid tokens with e outside [Lower,
-//     Upper] and counts them in Rejected; EMask = Mask elsewhere.
+//     OldSum (the rollout's sum is their difference), e − ℓc − 1 to K3,
+//     and with RolloutIS e to Weights; it counts them in Valid, and the
+//     tokens with Mask ≠ 0 in NonZero (a mask is good when the two agree);
+//   - with RolloutIS, writes EW = TW·min(e, ISMax) on valid tokens and
+//     counts in Truncated those with e above it; without, EW = TW (TW = 1
+//     without RolloutTW; no EW at all without RolloutEW);
+//   - with RolloutRS, writes EMask = 0 for valid tokens with e outside
+//     [Lower, Upper] and counts them in Rejected; EMask = Mask elsewhere.
 //
 // It works in eight float32 lanes, as the storage does: ℓ is rounded to
 // float32 (exact when Old and Roll are within a factor 2 of each other),
@@ -30,7 +30,7 @@ import "math"
 // 7.3e-8), and e − ℓc − 1 is formed from the pieces of that exponential
 // without cancellation (2^n − 1 − ℓc + 2^n·f + 2^n·f²·q(f) for ℓc = n·ln2 +
 // f), so it keeps float32's relative precision for small ℓ. Each lane sums
-// 64 tokens in float32, then widens the partial sums into four-lane
+// 16 tokens in float32, then widens the partial sums into four-lane
 // float64 accumulators in a fixed order (Sum), so results depend on the
 // inputs alone. A non-finite input on a valid token makes LogRatio
 // non-finite (as does a float32 overflow from finite inputs); the caller
@@ -40,9 +40,7 @@ type RolloutTokens struct {
 	Old, Roll, Mask, TW *float32
 	EMask, EW           *float32
 	N                   int64
-	HasTW, HasIS, HasRS int64
-	HasEW               int64
-	_                   [5]int64
+	Flags               int64 // RolloutTW | RolloutIS | …
 
 	// ISCut and ISMax are the truncation threshold rounded down and to
 	// nearest; Lower and Upper the rejection bounds rounded inwards
@@ -50,10 +48,18 @@ type RolloutTokens struct {
 	// ones against the exact thresholds would.
 	ISCut, ISMax, Lower, Upper [8]float32
 
-	LogRatio, OldSum, RollSum, K3, Weights [4]float64
+	LogRatio, OldSum, K3, Weights [4]float64
 	// Counts, negated in each lane (Count adds them up).
 	Valid, NonZero, Truncated, Rejected [8]int32
 }
+
+// Flags of RolloutTokens.
+const (
+	RolloutTW = 1 << iota // TW holds token weights (else 1)
+	RolloutIS             // token-level importance weights
+	RolloutRS             // token-level rejection
+	RolloutEW             // write EW
+)
 
 // RolloutBounds sets the thresholds of k: token weights truncated at isMax,
 // tokens rejected outside [lower, upper] (±Inf: none).

@@ -131,6 +131,11 @@ DATA rfnbound<>+20(SB)/4, $0xc1a00000
 DATA rfnbound<>+24(SB)/4, $0xc1a00000
 DATA rfnbound<>+28(SB)/4, $0xc1a00000
 GLOBL rfnbound<>(SB), RODATA|NOPTR, $32
+DATA rfzero<>+0(SB)/8, $0
+DATA rfzero<>+8(SB)/8, $0
+DATA rfzero<>+16(SB)/8, $0
+DATA rfzero<>+24(SB)/8, $0
+GLOBL rfzero<>(SB), RODATA|NOPTR, $32
 
 // Offsets into RolloutTokens; rollout_test.go checks them against the Go
 // struct.
@@ -141,23 +146,25 @@ GLOBL rfnbound<>(SB), RODATA|NOPTR, $32
 #define roEMask 32
 #define roEW 40
 #define roN 48
-#define roHasTW 56
-#define roHasIS 64
-#define roHasRS 72
-#define roHasEW 80
-#define roISCut 128
-#define roISMax 160
-#define roLower 192
-#define roUpper 224
-#define roLogRatio 256
-#define roOldSum 288
-#define roRollSum 320
-#define roK3 352
-#define roWeights 384
-#define roValid 416
-#define roNonZero 448
-#define roTruncated 480
-#define roRejected 512
+#define roFlags 56
+#define roISCut 64
+#define roISMax 96
+#define roLower 128
+#define roUpper 160
+#define roLogRatio 192
+#define roOldSum 224
+#define roK3 256
+#define roWeights 288
+#define roValid 320
+#define roNonZero 352
+#define roTruncated 384
+#define roRejected 416
+
+// Bits of Flags (RolloutTW, …).
+#define fTW 1
+#define fIS 2
+#define fRS 4
+#define fEW 8
 
 // WIDEN adds the eight float32 lanes of Y (X is its low half) to the
 // four-lane float64 accumulator at OFF: lanes i and i+4 are widened and
@@ -172,28 +179,28 @@ GLOBL rfnbound<>(SB), RODATA|NOPTR, $32
 	VMOVUPD T, OFF(R8) \
 	VXORPS Y, Y, Y
 
-// FLUSH widens the five partial sums (Y8–Y12) into their accumulators.
+// FLUSH widens the four partial sums (Y8, Y9, Y11, Y12) into their
+// accumulators.
 #define FLUSH \
 	WIDEN(roLogRatio, Y8, X8, Y0) \
 	WIDEN(roOldSum, Y9, X9, Y0) \
-	WIDEN(roRollSum, Y10, X10, Y0) \
 	WIDEN(roK3, Y11, X11, Y0) \
 	WIDEN(roWeights, Y12, X12, Y0)
 
-// COUNT8 adds the all-ones lanes of M, as −1, to the eight int32 counters
-// at OFF, clobbering T.
-#define COUNT8(OFF, M, T) \
-	VPADDD OFF(R8), M, T \
-	VMOVDQU T, OFF(R8)
+// The partial sums cover 16 iterations (128 tokens) before they widen:
+// each lane adds 16 float32 terms, at most 16 roundings of its running
+// partial sum, so a float64 sum's relative error stays near 1e-6 at worst.
+#define BLOCK 16
 
 // func rolloutTokensAVX2(k *RolloutTokens)
 //
 // The token-level rollout correction of package ppo for float32 storage,
 // eight float32 lanes per iteration; see RolloutTokens for the contract.
-// Registers in the loop: Y3 the valid lanes, Y4 ℓc, Y5 e, Y8–Y12 the
-// float32 partial sums of ℓ, old, rollout, k3 and e over the current 64
-// tokens, Y13 and Y14 the valid and nonzero counts, Y15 ones; Y0–Y2, Y6 and
-// Y7 are scratch. R13 counts down the iterations left before a flush.
+// Registers in the loop: Y3 the valid lanes, Y4 ℓc, Y5 e, Y8, Y9, Y11, Y12
+// the float32 partial sums of ℓ, old, k3 and e over the current block, Y7,
+// Y10, Y13, Y14 the truncated, rejected, valid and nonzero counts, Y15
+// ones; Y0–Y2 and Y6 are scratch. R12 holds the flags, R13 counts down the
+// iterations left before a flush.
 TEXT ·rolloutTokensAVX2(SB), NOSPLIT, $0-8
 	MOVQ k+0(FP), R8
 	MOVQ roOld(R8), SI
@@ -202,16 +209,18 @@ TEXT ·rolloutTokensAVX2(SB), NOSPLIT, $0-8
 	MOVQ roTW(R8), BX
 	MOVQ roEMask(R8), R9
 	MOVQ roEW(R8), R10
+	MOVQ roFlags(R8), R12
 	MOVQ roN(R8), CX
 	ANDQ $-8, CX
 	SHLQ $2, CX                    // bytes of the tokens handled
 	XORQ R11, R11
-	MOVQ $8, R13
+	MOVQ $BLOCK, R13
 	VXORPS  Y8, Y8, Y8
 	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
 	VXORPS  Y11, Y11, Y11
 	VXORPS  Y12, Y12, Y12
+	VMOVDQU roTruncated(R8), Y7
+	VMOVDQU roRejected(R8), Y10
 	VMOVDQU roValid(R8), Y13
 	VMOVDQU roNonZero(R8), Y14
 	VMOVUPS rfone<>(SB), Y15
@@ -223,22 +232,18 @@ roloop:
 	VMOVUPS (DX)(R11*1), Y2
 	VCMPPS  $0x00, Y15, Y2, Y3
 	VPADDD  Y3, Y13, Y13
-	VXORPS  Y7, Y7, Y7
-	VCMPPS  $0x04, Y7, Y2, Y2      // ≠ 0 (or NaN)
+	VCMPPS  $0x04, rfzero<>(SB), Y2, Y2 // ≠ 0 (or NaN)
 	VPADDD  Y2, Y14, Y14
 
-	// ℓ = old − rollout, and the inputs, zeroed on the other lanes
-	// whatever they hold; a non-finite one on a valid lane makes the sum
-	// of ℓ non-finite.
+	// ℓ = old − rollout, and old, zeroed on the other lanes whatever
+	// they hold; a non-finite input on a valid lane makes the sum of ℓ
+	// non-finite.
 	VMOVUPS (SI)(R11*1), Y0
-	VMOVUPS (DI)(R11*1), Y1
-	VSUBPS  Y1, Y0, Y4
+	VSUBPS  (DI)(R11*1), Y0, Y4
 	VANDPS  Y3, Y0, Y0
-	VANDPS  Y3, Y1, Y1
 	VANDPS  Y3, Y4, Y4
 	VADDPS  Y4, Y8, Y8
 	VADDPS  Y0, Y9, Y9
-	VADDPS  Y1, Y10, Y10
 	VMAXPS  rfnbound<>(SB), Y4, Y4
 	VMINPS  rfbound<>(SB), Y4, Y4  // ℓc
 
@@ -275,13 +280,13 @@ roloop:
 	VADDPS      Y6, Y11, Y11
 
 	// Token weights.
-	CMPQ roHasIS(R8), $0
-	JEQ  roplain
+	TESTQ $fIS, R12
+	JZ    roplain
 	VANDPS    Y3, Y5, Y0
 	VADDPS    Y0, Y12, Y12         // Σ e, before truncation
 	VCMPPS    $0x1e, roISCut(R8), Y5, Y0 // e > threshold
 	VANDPS    Y3, Y0, Y0
-	COUNT8(roTruncated, Y0, Y1)
+	VPADDD    Y0, Y7, Y7
 	VMINPS    roISMax(R8), Y5, Y0
 	VBLENDVPS Y3, Y0, Y15, Y0      // min(e, threshold) on valid lanes, 1 elsewhere
 	JMP       rotw
@@ -290,10 +295,10 @@ roplain:
 	VMOVAPS Y15, Y0
 
 rotw:
-	CMPQ roHasEW(R8), $0
-	JEQ  romask
-	CMPQ roHasTW(R8), $0
-	JEQ  roew
+	TESTQ $fEW, R12
+	JZ    romask
+	TESTQ $fTW, R12
+	JZ    roew
 	VMULPS (BX)(R11*1), Y0, Y0
 
 roew:
@@ -301,13 +306,13 @@ roew:
 
 	// Rejection: valid lanes with e outside [Lower, Upper] leave the mask.
 romask:
-	CMPQ roHasRS(R8), $0
-	JEQ  rocopy
+	TESTQ $fRS, R12
+	JZ    rocopy
 	VCMPPS  $0x1d, roLower(R8), Y5, Y0 // e ≥ Lower
 	VCMPPS  $0x12, roUpper(R8), Y5, Y1 // e ≤ Upper
 	VANDPS  Y1, Y0, Y0
 	VANDNPS Y3, Y0, Y0                 // rejected = valid and not kept
-	COUNT8(roRejected, Y0, Y1)
+	VPADDD  Y0, Y10, Y10
 	VANDNPS (DX)(R11*1), Y0, Y0
 	VMOVUPS Y0, (R9)(R11*1)
 	JMP     ronext
@@ -321,7 +326,7 @@ ronext:
 	DECQ R13
 	JNZ  rotest
 	FLUSH
-	MOVQ $8, R13
+	MOVQ $BLOCK, R13
 
 rotest:
 	CMPQ R11, CX
@@ -329,6 +334,8 @@ rotest:
 
 rodone:
 	FLUSH
+	VMOVDQU Y7, roTruncated(R8)
+	VMOVDQU Y10, roRejected(R8)
 	VMOVDQU Y13, roValid(R8)
 	VMOVDQU Y14, roNonZero(R8)
 	VZEROUPPER

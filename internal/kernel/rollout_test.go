@@ -17,15 +17,13 @@ func TestRolloutTokensLayout(t *testing.T) {
 		{"Old", unsafe.Offsetof(k.Old), 0}, {"Roll", unsafe.Offsetof(k.Roll), 8},
 		{"Mask", unsafe.Offsetof(k.Mask), 16}, {"TW", unsafe.Offsetof(k.TW), 24},
 		{"EMask", unsafe.Offsetof(k.EMask), 32}, {"EW", unsafe.Offsetof(k.EW), 40},
-		{"N", unsafe.Offsetof(k.N), 48}, {"HasTW", unsafe.Offsetof(k.HasTW), 56},
-		{"HasIS", unsafe.Offsetof(k.HasIS), 64}, {"HasRS", unsafe.Offsetof(k.HasRS), 72},
-		{"HasEW", unsafe.Offsetof(k.HasEW), 80}, {"ISCut", unsafe.Offsetof(k.ISCut), 128},
-		{"ISMax", unsafe.Offsetof(k.ISMax), 160}, {"Lower", unsafe.Offsetof(k.Lower), 192},
-		{"Upper", unsafe.Offsetof(k.Upper), 224}, {"LogRatio", unsafe.Offsetof(k.LogRatio), 256},
-		{"OldSum", unsafe.Offsetof(k.OldSum), 288}, {"RollSum", unsafe.Offsetof(k.RollSum), 320},
-		{"K3", unsafe.Offsetof(k.K3), 352}, {"Weights", unsafe.Offsetof(k.Weights), 384},
-		{"Valid", unsafe.Offsetof(k.Valid), 416}, {"NonZero", unsafe.Offsetof(k.NonZero), 448},
-		{"Truncated", unsafe.Offsetof(k.Truncated), 480}, {"Rejected", unsafe.Offsetof(k.Rejected), 512},
+		{"N", unsafe.Offsetof(k.N), 48}, {"Flags", unsafe.Offsetof(k.Flags), 56},
+		{"ISCut", unsafe.Offsetof(k.ISCut), 64}, {"ISMax", unsafe.Offsetof(k.ISMax), 96},
+		{"Lower", unsafe.Offsetof(k.Lower), 128}, {"Upper", unsafe.Offsetof(k.Upper), 160},
+		{"LogRatio", unsafe.Offsetof(k.LogRatio), 192}, {"OldSum", unsafe.Offsetof(k.OldSum), 224},
+		{"K3", unsafe.Offsetof(k.K3), 256}, {"Weights", unsafe.Offsetof(k.Weights), 288},
+		{"Valid", unsafe.Offsetof(k.Valid), 320}, {"NonZero", unsafe.Offsetof(k.NonZero), 352},
+		{"Truncated", unsafe.Offsetof(k.Truncated), 384}, {"Rejected", unsafe.Offsetof(k.Rejected), 416},
 	} {
 		if f.got != f.want {
 			t.Errorf("offset of %s = %d, the assembly reads %d", f.name, f.got, f.want)
@@ -76,7 +74,7 @@ func newRolloutRef(k *RolloutTokens, in rolloutInputs, isMax, lower, upper float
 	ref := rolloutRef{em: make([]float64, n), ew: make([]float64, n)}
 	for i := range n {
 		w := 1.0
-		if k.HasTW != 0 {
+		if k.Flags&RolloutTW != 0 {
 			w = float64(in.tw[i])
 		}
 		ref.em[i], ref.ew[i] = float64(in.mask[i]), w
@@ -91,14 +89,14 @@ func newRolloutRef(k *RolloutTokens, in rolloutInputs, isMax, lower, upper float
 		ref.sums[2] += float64(in.roll[i])
 		ref.sums[3] += math.Expm1(lc) - lc
 		ref.valid++
-		if k.HasIS != 0 {
+		if k.Flags&RolloutIS != 0 {
 			ref.sums[4] += e
 			if e > isMax {
 				ref.truncated++
 			}
 			ref.ew[i] = w * min(e, isMax)
 		}
-		if k.HasRS != 0 && !(e >= lower && e <= upper) {
+		if k.Flags&RolloutRS != 0 && !(e >= lower && e <= upper) {
 			ref.em[i] = 0
 			ref.rejected++
 		}
@@ -130,15 +128,18 @@ func TestRolloutTokensMatchesFloat64(t *testing.T) {
 		{"both", false, true, true, 1.05, 0.9, 1.25},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			flag := func(on bool) int64 {
-				if on {
-					return 1
+			flags := int64(RolloutEW)
+			for _, f := range []struct {
+				on   bool
+				flag int64
+			}{{c.tw, RolloutTW}, {c.is, RolloutIS}, {c.rs, RolloutRS}} {
+				if f.on {
+					flags |= f.flag
 				}
-				return 0
 			}
 			em, ew := make([]float32, n), make([]float32, n)
 			k := RolloutTokens{Old: &in.old[0], Roll: &in.roll[0], Mask: &in.mask[0], TW: &in.tw[0],
-				EMask: &em[0], EW: &ew[0], N: n, HasTW: flag(c.tw), HasIS: flag(c.is), HasRS: flag(c.rs), HasEW: 1}
+				EMask: &em[0], EW: &ew[0], N: n, Flags: flags}
 			k.RolloutBounds(c.isMax, c.lower, c.upper)
 			ref := newRolloutRef(&k, in, c.isMax, c.lower, c.upper)
 			if !k.Run() {
@@ -164,9 +165,10 @@ func TestRolloutTokensMatchesFloat64(t *testing.T) {
 			if c.is && ref.truncated == 0 || c.rs && ref.rejected == 0 {
 				t.Error("nothing truncated or rejected: the case does not exercise it")
 			}
-			for i, s := range [...][4]float64{k.LogRatio, k.OldSum, k.RollSum, k.K3, k.Weights} {
-				if e := relErr(Sum(s), ref.sums[i]); e > 1e-6 {
-					t.Errorf("sum %d = %.9g, want %.9g (relative error %.2g)", i, Sum(s), ref.sums[i], e)
+			// The rollout's sum is old's less ℓ's.
+			for i, s := range [...]float64{Sum(k.LogRatio), Sum(k.OldSum), Sum(k.OldSum) - Sum(k.LogRatio), Sum(k.K3), Sum(k.Weights)} {
+				if e := relErr(s, ref.sums[i]); e > 1e-6 {
+					t.Errorf("sum %d = %.9g, want %.9g (relative error %.2g)", i, s, ref.sums[i], e)
 				}
 			}
 		})
@@ -247,7 +249,7 @@ func BenchmarkRolloutTokens(b *testing.B) {
 	em, ew := make([]float32, n), make([]float32, n)
 	for b.Loop() {
 		k := RolloutTokens{Old: &in.old[0], Roll: &in.roll[0], Mask: &in.mask[0], EMask: &em[0], EW: &ew[0], N: n,
-			HasIS: 1, HasEW: 1}
+			Flags: RolloutIS | RolloutEW}
 		k.RolloutBounds(2, math.Inf(-1), math.Inf(1))
 		k.Run()
 	}
