@@ -136,7 +136,9 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if in.RolloutLogp.IsZero() { // off-policy masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
 		}
-		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
+		if j.rolloutMask() {
+			j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
+		}
 		if j.rolloutWeights() {
 			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW, Offsets: in.Logp.Offsets}
 		}

@@ -237,12 +237,14 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			rejected = !(w >= p.seqLower && w <= p.seqUpper)
 		}
 		if rejected {
-			for t, m := range mask {
-				if m == 1 {
-					em[t] = 0
+			if j.rolloutMask() {
+				for t, m := range mask {
+					if m == 1 {
+						em[t] = 0
+					}
 				}
 			}
-			acc.rejected = acc.n
+			acc.rejected = acc.n // and the row's length 0
 		}
 		if p.isSeq {
 			raw := seqW(acc.logRatio)
@@ -290,7 +292,8 @@ func (j *policyJob[F]) rolloutKernel(start, n int, p *rolloutBounds, acc *rollou
 	for _, f := range []struct {
 		on   bool
 		flag int64
-	}{{tw != nil, kernel.RolloutTW}, {p.isToken, kernel.RolloutIS}, {p.rsToken, kernel.RolloutRS}, {j.rolloutWeights(), kernel.RolloutEW}} {
+	}{{tw != nil, kernel.RolloutTW}, {p.isToken, kernel.RolloutIS}, {p.rsToken, kernel.RolloutRS},
+		{j.rolloutWeights(), kernel.RolloutEW}, {j.rolloutMask(), kernel.RolloutEM}} {
 		if f.on {
 			k.Flags |= f.flag
 		}
@@ -334,6 +337,17 @@ func (j *policyJob[F]) rolloutKernel(start, n int, p *rolloutBounds, acc *rollou
 // weights the rollout pass writes.
 func (j *policyJob[F]) rolloutWeights() bool {
 	return j.cfg.RolloutIS != RolloutOff || j.cfg.OffPolicySeqMaskKL > 0 || !j.in.TokenWeights.IsZero()
+}
+
+// rolloutMask reports whether the loss reads the effective mask the
+// rollout pass writes. Without token-level rejection it differs from the
+// caller's only on rejected sequences, whose length the pass sets to 0, and
+// every row of the loss skips a row of length 0 (clearing its gradient);
+// only a selection across rows (Clip-Cov, KL-Cov, top-ρ entropy masking)
+// reads masks of such rows, and needs the copy.
+func (j *policyJob[F]) rolloutMask() bool {
+	c := &j.cfg
+	return c.RolloutRS == RolloutToken || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
 }
 
 // rolloutRange is the token-level pass in Go for the n tokens of the row

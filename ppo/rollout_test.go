@@ -220,6 +220,76 @@ func TestRolloutRejectsFloat32(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestRolloutSequenceRejectionIsMasking: rejecting whole sequences gives
+// the loss and gradient of the same batch with those rows' masks cleared by
+// hand, in every loss mode (among them those that select tokens across
+// rows) and with top-ρ entropy masking, in float64 and float32.
+func TestRolloutSequenceRejectionIsMasking(t *testing.T) {
+	in := withRollout(randomInputs(batchSpec{b: 9, t: 21, ref: true, weights: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 118}), 0.3, true, 8)
+	in.Entropy = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	for i := range in.Entropy.Data {
+		in.Entropy.Data[i] = 0.1 + float64(i%13)/10
+	}
+	// Rows whose e^{Σℓ} falls outside [1/2, 2] are rejected; clear them.
+	masked := clone(in)
+	masked.Entropy, masked.RolloutLogp = in.Entropy, in.RolloutLogp
+	rejected := 0
+	for b := range in.Logp.B {
+		var sum float64
+		for t, m := range in.Mask.Row(b) {
+			if m == 1 {
+				sum += in.OldLogp.At(b, t) - in.RolloutLogp.At(b, t)
+			}
+		}
+		if w := math.Exp(sum); w < 0.5 || w > 2 {
+			clear(masked.Mask.Row(b))
+			rejected++
+		}
+	}
+	require.NotZero(t, rejected, "no sequence rejected: the case does not exercise it")
+	require.Less(t, rejected, in.Logp.B-2)
+	for _, c := range []struct {
+		mode    ppo.LossMode
+		entropy float64
+	}{{ppo.Vanilla, 0}, {ppo.Vanilla, 0.5}, {ppo.GSPO, 0}, {ppo.GSPOToken, 0}, {ppo.GeoMean, 0}, {ppo.CISPO, 0},
+		{ppo.SAPO, 0}, {ppo.GPG, 0}, {ppo.ClipCov, 0}, {ppo.KLCov, 0}} {
+		cfg := ppo.DefaultConfig()
+		cfg.LossMode, cfg.KLCoef, cfg.EntropyTopRatio = c.mode, 0.05, c.entropy
+		cfg.ClipCovRatio, cfg.ClipCovLow, cfg.ClipCovHigh = 0.2, 0.02, 5
+		cfg.KLCovRatio, cfg.KLCovCoef = 0.2, 0.5
+		for _, f32 := range []bool{false, true} {
+			name := fmt.Sprintf("%v, top-ρ %v, float32 %v", c.mode, c.entropy, f32)
+			run := func(in ppo.Inputs[float64], rs ppo.RolloutLevel) (ppo.Result, []float64) {
+				cfg := cfg
+				cfg.RolloutRS, cfg.RolloutRSThreshold = rs, 2
+				if c.mode == ppo.GeoMean {
+					in.TokenWeights = tensor.Batch[float64]{}
+				}
+				if !f32 {
+					g := make([]float64, in.Logp.Size())
+					res, err := ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+					require.NoError(t, err, name)
+					return res, g
+				}
+				in32 := to32(in)
+				g := make([]float32, in.Logp.Size())
+				res, err := ppo.PolicyLoss(like(g, in32.Logp), in32, cfg)
+				require.NoError(t, err, name)
+				g64 := make([]float64, len(g))
+				for i, v := range g {
+					g64[i] = float64(v)
+				}
+				return res, g64
+			}
+			got, gGot := run(in, ppo.RolloutSequence)
+			want, gWant := run(masked, ppo.RolloutOff)
+			assert.Equal(t, want.Tokens, got.Tokens, name)
+			assert.Equal(t, want.Loss, got.Loss, name)
+			assert.Equal(t, gWant, gGot, name)
+		}
+	}
+}
+
 // TestRolloutMicroBatchesAddUp: weights and rejections are row-local, so
 // with the whole batch's counts (after rejection) micro-batches add up.
 func TestRolloutMicroBatchesAddUp(t *testing.T) {

@@ -22,7 +22,8 @@ import "math"
 //     counts in Truncated those with e above it; without, EW = TW (TW = 1
 //     without RolloutTW; no EW at all without RolloutEW);
 //   - with RolloutRS, writes EMask = 0 for valid tokens with e outside
-//     [Lower, Upper] and counts them in Rejected; EMask = Mask elsewhere.
+//     [Lower, Upper] and counts them in Rejected; EMask = Mask elsewhere
+//     (no EMask at all without RolloutEM).
 //
 // It works in eight float32 lanes, as the storage does: ℓ is rounded to
 // float32 (exact when Old and Roll are within a factor 2 of each other),
@@ -59,6 +60,7 @@ const (
 	RolloutIS             // token-level importance weights
 	RolloutRS             // token-level rejection
 	RolloutEW             // write EW
+	RolloutEM             // write EMask (RolloutRS needs it)
 )
 
 // RolloutBounds sets the thresholds of k: token weights truncated at isMax,

@@ -165,6 +165,7 @@ GLOBL rfzero<>(SB), RODATA|NOPTR, $32
 #define fIS 2
 #define fRS 4
 #define fEW 8
+#define fEM 16
 
 // WIDEN adds the eight float32 lanes of Y (X is its low half) to the
 // four-lane float64 accumulator at OFF: lanes i and i+4 are widened and
@@ -318,6 +319,8 @@ romask:
 	JMP     ronext
 
 rocopy:
+	TESTQ   $fEM, R12
+	JZ      ronext
 	VMOVUPS (DX)(R11*1), Y0
 	VMOVUPS Y0, (R9)(R11*1)
 

@@ -128,7 +128,7 @@ func TestRolloutTokensMatchesFloat64(t *testing.T) {
 		{"both", false, true, true, 1.05, 0.9, 1.25},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			flags := int64(RolloutEW)
+			flags := int64(RolloutEW | RolloutEM)
 			for _, f := range []struct {
 				on   bool
 				flag int64
