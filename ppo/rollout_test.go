@@ -459,22 +459,29 @@ func TestOffPolicySequenceMasking(t *testing.T) {
 
 func nil0(tensor.Batch[float64]) tensor.Batch[float64] { return tensor.Batch[float64]{} }
 
+// benchRollout is the rollout log-probs of `rlpost bench -op
+// policy_loss_rollout`: old_logp moved ±0.05 nats, and 2 nats down on every
+// 64th token.
+func benchRollout(d *benchdata.Batch) tensor.Batch[float32] {
+	roll := tensor.MustNew[float32](d.Shape.B, d.Shape.T)
+	for i, v := range d.OldLogp.Data {
+		roll.Data[i] = v + 0.05*float32(i%3-1)
+		if i%64 == 0 {
+			roll.Data[i] -= 2
+		}
+	}
+	return roll
+}
+
 // BenchmarkPolicyLossRollout is the `rlpost bench -op policy_loss_rollout`
 // work: BenchmarkPolicyLoss with token-level importance weights truncated
-// at 2 and geometric-mean rejection outside [½, 2], rollout log-probs
-// ±0.05 nats from old_logp and 2 nats below it on every 64th token.
+// at 2 and geometric-mean rejection outside [½, 2].
 func BenchmarkPolicyLossRollout(b *testing.B) {
 	cfg := bench.PolicyLossRolloutConfig()
 	var roll tensor.Batch[float32]
 	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad tensor.Batch[float32]) error {
 		if roll.IsZero() {
-			roll = tensor.MustNew[float32](d.Shape.B, d.Shape.T)
-			for i, v := range d.OldLogp.Data {
-				roll.Data[i] = v + 0.05*float32(i%3-1)
-				if i%64 == 0 {
-					roll.Data[i] -= 2
-				}
-			}
+			roll = benchRollout(d)
 		}
 		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp,
 			RolloutLogp: roll}
