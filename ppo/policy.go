@@ -122,7 +122,8 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	j.setup(grad.Data, in, cfg)
 
 	var rollout RolloutStats
-	if j.rolloutActive() {
+	corrected := j.rolloutActive()
+	if corrected {
 		// Weights and rejections become the effective token weights and
 		// mask that the loss below reads.
 		j.prepareRollout()
@@ -135,15 +136,19 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if in.RolloutLogp.IsZero() { // off-policy masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
 		}
-		j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
-		if cfg.RolloutIS != RolloutOff || cfg.OffPolicySeqMaskKL > 0 || !in.TokenWeights.IsZero() {
+		if j.rolloutMask() {
+			j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
+		}
+		if j.rolloutWeights() {
 			j.in.TokenWeights = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcTW, Offsets: in.Logp.Offsets}
 		}
 		in = j.in
 	}
 
-	j.phase = phaseLengths
-	parallel.Rows(j, in.Logp.B, in.Logp.T)
+	if !corrected { // the rollout pass counted the rows, after rejection
+		j.phase = phaseLengths
+		parallel.Rows(j, in.Logp.B, in.Logp.T)
+	}
 	total := 0
 	for b, n := range j.lengths {
 		if n < 0 {

@@ -3,7 +3,9 @@ package ppo
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
+	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -137,13 +139,42 @@ type RolloutStats struct {
 
 // rolloutAcc is one row's rollout sums.
 type rolloutAcc struct {
-	n                         int // valid tokens
-	diff, k3, oldSum, rollSum float64
-	weights                   float64
-	truncated, rejected       int
-	bad, badCol               int
-	offMasked                 int
-	_                         [5]int64 // 128 bytes
+	n                             int // valid tokens
+	logRatio, k3, oldSum, rollSum float64
+	weights                       float64
+	truncated, rejected           int
+	bad, badCol                   int
+	offMasked                     int
+	maskBad                       bool     // a mask value neither 0 nor 1
+	_                             [4]int64 // 128 bytes
+}
+
+// rolloutBounds are a call's rollout settings as the token pass reads them.
+type rolloutBounds struct {
+	isToken, isSeq bool
+	rsToken        bool
+	isMax          float64
+	// lower and upper bound token-level rejection (±Inf when it is off);
+	// seqLower and seqUpper sequence-level rejection.
+	lower, upper, seqLower, seqUpper float64
+}
+
+func (c *Config) rolloutBounds() rolloutBounds {
+	p := rolloutBounds{isToken: c.RolloutIS == RolloutToken, isSeq: c.RolloutIS == RolloutSequence,
+		isMax: c.RolloutISThreshold, lower: math.Inf(-1), upper: math.Inf(1)}
+	if p.isMax == 0 {
+		p.isMax = DefaultRolloutISThreshold
+	}
+	upper, lower := c.RolloutRSThreshold, c.RolloutRSThresholdLower
+	if lower == 0 && upper > 0 {
+		lower = 1 / upper
+	}
+	if c.RolloutRS == RolloutToken {
+		p.rsToken, p.lower, p.upper = true, lower, upper
+	} else {
+		p.seqLower, p.seqUpper = lower, upper
+	}
+	return p
 }
 
 // rolloutActive reports whether the call runs the pre-pass: to correct for
@@ -168,131 +199,239 @@ func (j *policyJob[F]) prepareRollout() {
 }
 
 // rolloutRow computes row b's rollout weights and rejections into the
-// effective mask and token weights, and its metric sums.
+// effective mask and token weights, its metric sums, and its length after
+// rejection (−1 for a bad mask value), so that the loss needs no pass of
+// its own to count the rows. The token-level work runs in the AVX2 kernel
+// for float32 storage (internal/kernel RolloutTokens), which computes in
+// float32 as the storage does, and in the Go loop, in float64, otherwise
+// and for the rows the kernel hands back.
 func (j *policyJob[F]) rolloutRow(b int) {
 	acc := &j.rcRows[b]
 	*acc = rolloutAcc{}
+	cfg := &j.cfg
+	p := cfg.rolloutBounds()
+	start, n := j.in.Logp.Span(b)
+	if !(j.fastExp && useAVX2 && j.rolloutKernel(start, n, &p, acc)) {
+		// The Go loop; after the kernel, it redoes the row to name a bad
+		// position or to compute what float32 could not.
+		*acc = rolloutAcc{}
+		if !j.rolloutRange(start, n, &p, acc) {
+			return
+		}
+	}
+	if !p.isToken {
+		acc.weights, acc.truncated = 0, 0 // the token pass's, unused
+	}
+	// The sequence level, from the row's Σℓ.
+	mask := j.in.Mask.Row(b)
+	em, etw := j.rcMask[start:start+n], j.rcTW[start:start+n]
+	seqW := func(l float64) float64 { return j.exp(min(max(l, -rolloutSafety), rolloutSafety)) }
+	if acc.n > 0 {
+		rejected := false
+		switch cfg.RolloutRS {
+		case RolloutSequence:
+			w := seqW(acc.logRatio)
+			rejected = !(w >= p.seqLower && w <= p.seqUpper)
+		case RolloutGeometric:
+			w := seqW(acc.logRatio / float64(acc.n))
+			rejected = !(w >= p.seqLower && w <= p.seqUpper)
+		}
+		if rejected {
+			if j.rolloutMask() {
+				for t, m := range mask {
+					if m == 1 {
+						em[t] = 0
+					}
+				}
+			}
+			acc.rejected = acc.n // and the row's length 0
+		}
+		if p.isSeq {
+			raw := seqW(acc.logRatio)
+			w := min(raw, p.isMax)
+			if raw > p.isMax {
+				acc.truncated = 1
+			}
+			acc.weights = float64(acc.n) * raw // verl's mean, before truncation
+			for t, m := range mask {
+				if m == 1 {
+					etw[t] = F(float64(etw[t]) * w) // the token weight (or 1) times w
+				}
+			}
+		}
+	}
+	if cfg.OffPolicySeqMaskKL > 0 && acc.n > 0 {
+		roll := j.in.OldLogp.Row(b)
+		if !j.in.RolloutLogp.IsZero() {
+			roll = j.in.RolloutLogp.Row(b)
+		}
+		j.offPolicyMask(b, roll, etw)
+	}
+	j.lengths[b] = acc.n - acc.rejected
+	if acc.maskBad {
+		j.lengths[b] = -1
+	}
+}
+
+// rolloutKernel runs the AVX2 kernel (F is float32 here) on the n tokens
+// of the row that starts at flat index start, the last n mod 8 through a
+// padded copy so that a token's result does not depend on its position,
+// and adds its sums to acc; it reports false if an input was bad or a
+// float32 sum overflowed, for the Go loop to redo the row.
+func (j *policyJob[F]) rolloutKernel(start, n int, p *rolloutBounds, acc *rolloutAcc) bool {
 	in := &j.in
-	start, n := in.Logp.Span(b)
-	old, mask := in.OldLogp.Row(b), in.Mask.Row(b)
+	at := func(x []F, i int) *float32 { return (*float32)(unsafe.Pointer(&x[i])) }
+	roll := in.OldLogp.Data // off-policy masking alone: ℓ = 0
+	if !in.RolloutLogp.IsZero() {
+		roll = in.RolloutLogp.Data
+	}
+	tw := in.TokenWeights.Data
+	k := kernel.RolloutTokens{ // a value: pointers stored into it do not escape
+		N: int64(n),
+	}
+	for _, f := range []struct {
+		on   bool
+		flag int64
+	}{{tw != nil, kernel.RolloutTW}, {p.isToken, kernel.RolloutIS}, {p.rsToken, kernel.RolloutRS},
+		{j.rolloutWeights(), kernel.RolloutEW}, {j.rolloutMask(), kernel.RolloutEM}} {
+		if f.on {
+			k.Flags |= f.flag
+		}
+	}
+	k.RolloutBounds(p.isMax, p.lower, p.upper)
+	if body := n &^ 7; body > 0 {
+		k.Old, k.Roll, k.Mask, k.EMask, k.EW = at(in.OldLogp.Data, start), at(roll, start), at(in.Mask.Data, start), at(j.rcMask, start), at(j.rcTW, start)
+		if tw != nil {
+			k.TW = at(tw, start)
+		}
+		k.Run()
+	}
+	if tail := n & 7; tail > 0 {
+		var old, rl, mask, w, em, ew [8]float32 // padding: mask 0
+		from := start + n - tail
+		for i := range tail {
+			old[i], rl[i], mask[i] = float32(in.OldLogp.Data[from+i]), float32(roll[from+i]), float32(in.Mask.Data[from+i])
+			if tw != nil {
+				w[i] = float32(tw[from+i])
+			}
+		}
+		k.Old, k.Roll, k.Mask, k.TW, k.EMask, k.EW, k.N = &old[0], &rl[0], &mask[0], &w[0], &em[0], &ew[0], 8
+		k.Run()
+		for i := range tail {
+			j.rcMask[from+i], j.rcTW[from+i] = F(em[i]), F(ew[i])
+		}
+	}
+	logRatio, oldSum := kernel.Sum(k.LogRatio), kernel.Sum(k.OldSum)
+	rollSum := oldSum - logRatio
+	k3, weights := kernel.Sum(k.K3), kernel.Sum(k.Weights)
+	valid := kernel.Count(k.Valid)
+	if !finite(logRatio+oldSum+rollSum+k3+weights) || kernel.Count(k.NonZero) != valid {
+		return false
+	}
+	acc.n, acc.logRatio, acc.oldSum, acc.rollSum, acc.k3, acc.weights = valid, logRatio, oldSum, rollSum, k3, weights
+	acc.truncated, acc.rejected = kernel.Count(k.Truncated), kernel.Count(k.Rejected)
+	return true
+}
+
+// rolloutWeights reports whether the loss reads the effective token
+// weights the rollout pass writes.
+func (j *policyJob[F]) rolloutWeights() bool {
+	return j.cfg.RolloutIS != RolloutOff || j.cfg.OffPolicySeqMaskKL > 0 || !j.in.TokenWeights.IsZero()
+}
+
+// rolloutMask reports whether the loss reads the effective mask the
+// rollout pass writes. Without token-level rejection it differs from the
+// caller's only on rejected sequences, whose length the pass sets to 0, and
+// every row of the loss skips a row of length 0 (clearing its gradient);
+// only a selection across rows (Clip-Cov, KL-Cov, top-ρ entropy masking)
+// reads masks of such rows, and needs the copy.
+func (j *policyJob[F]) rolloutMask() bool {
+	c := &j.cfg
+	return c.RolloutRS == RolloutToken || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
+}
+
+// rolloutRange is the token-level pass in Go for the n tokens of the row
+// that starts at flat index start, adding to acc; RolloutTokens
+// (internal/kernel) states what it computes. Each block of tokens takes
+// three steps: validate and gather the clamped log-ratios, exponentiate
+// them together, then form weights and rejections. It reports false, with
+// acc.bad set, at a non-finite log-prob on a valid token.
+func (j *policyJob[F]) rolloutRange(start, n int, p *rolloutBounds, acc *rolloutAcc) bool {
+	in := &j.in
+	row := func(x []F) []F { return x[start : start+n] }
+	old, mask := row(in.OldLogp.Data), row(in.Mask.Data)
 	roll := old // the sampling policy's log-probs
 	if !in.RolloutLogp.IsZero() {
-		roll = in.RolloutLogp.Row(b)
+		roll = row(in.RolloutLogp.Data)
 	}
-	em, etw := j.rcMask[start:start+n], j.rcTW[start:start+n]
 	var tw []F
 	if !in.TokenWeights.IsZero() {
-		tw = in.TokenWeights.Row(b)
+		tw = row(in.TokenWeights.Data)
 	}
-	cfg := &j.cfg
-	// Pass 1, a block at a time: validate, sum, and exponentiate the
-	// clamped log-ratios together (kernel.ExpSlice for float32 storage).
+	em, etw := row(j.rcMask), row(j.rcTW)
 	// The sums live in locals, not in *acc, so that they stay in registers.
-	var buf [block]float64
-	var count int
-	var diff, oldSum, rollSum, k3 float64
-	for start := 0; start < len(old); start += block {
-		n := min(block, len(old)-start)
+	count, truncated, rejected := 0, 0, 0
+	var logRatio, oldSum, rollSum, k3, weights float64
+	var lc, exps [block]float64
+	for s := 0; s < len(old); s += block {
+		n := min(block, len(old)-s)
 		for i := range n {
-			t := start + i
-			buf[i] = 0
+			t := s + i
+			lc[i] = 0
 			if mask[t] != 1 {
 				continue
 			}
 			o, r := float64(old[t]), float64(roll[t])
 			if (o+r)-(o+r) != 0 {
 				acc.bad, acc.badCol = badInput, t
-				return
+				return false
 			}
 			l := o - r
 			count++
-			diff -= l
+			logRatio += l
 			oldSum += o
 			rollSum += r
-			ls := min(max(l, -rolloutSafety), rolloutSafety)
-			k3 -= ls + 1
-			buf[i] = ls
+			lc[i] = min(max(l, -rolloutSafety), rolloutSafety)
 		}
-		j.expSlice(buf[:n], buf[:n])
+		j.expSlice(exps[:n], lc[:n])
 		for i := range n {
-			if mask[start+i] == 1 {
-				k3 += buf[i]
-				etw[start+i] = F(buf[i]) // e^ℓ, kept for the weights and rejection below
+			t := s + i
+			m := mask[t]
+			em[t] = m
+			w := 1.0
+			if tw != nil {
+				w = float64(tw[t])
 			}
-		}
-	}
-	acc.n, acc.diff, acc.oldSum, acc.rollSum, acc.k3 = count, diff, oldSum, rollSum, k3
-	upper, lower := cfg.RolloutRSThreshold, cfg.RolloutRSThresholdLower
-	if lower == 0 && upper > 0 {
-		lower = 1 / upper
-	}
-	isMax := cfg.RolloutISThreshold
-	if isMax == 0 {
-		isMax = DefaultRolloutISThreshold
-	}
-	seqSum := -acc.diff // Σ ℓ
-	seqW := func(l float64) float64 { return j.exp(min(max(l, -rolloutSafety), rolloutSafety)) }
-	seqRejected := false
-	switch cfg.RolloutRS {
-	case RolloutSequence:
-		w := seqW(seqSum)
-		seqRejected = acc.n > 0 && !(w >= lower && w <= upper)
-	case RolloutGeometric:
-		if acc.n > 0 {
-			w := seqW(seqSum / float64(acc.n))
-			seqRejected = !(w >= lower && w <= upper)
-		}
-	}
-	seqIS, seqRaw := 1.0, 1.0
-	if cfg.RolloutIS == RolloutSequence && acc.n > 0 {
-		seqIS = seqW(seqSum)
-		seqRaw = seqIS
-		if seqIS > isMax {
-			seqIS = isMax
-			acc.truncated = 1
-		}
-	}
-	var weights float64
-	var truncated, rejected int
-	for t := range old {
-		m := mask[t]
-		em[t] = m
-		w := 1.0
-		if tw != nil {
-			w = float64(tw[t])
-		}
-		if m != 1 {
-			etw[t] = F(w)
-			continue // padding, or a bad mask value left for the mask check
-		}
-		e := float64(etw[t]) // e^ℓ, clamped, from the first pass
-		switch cfg.RolloutIS {
-		case RolloutToken:
-			x := e
-			if x > isMax {
-				x = isMax
+			if m != 1 {
+				acc.maskBad = acc.maskBad || m != 0 // left for the mask check
+				etw[t] = F(w)
+				continue
+			}
+			k3 += exps[i] - lc[i] - 1
+			e := float64(F(exps[i])) // the weight as the storage type holds it
+			weights += e             // the metric is verl's, before truncation
+			if e > p.isMax {
 				truncated++
 			}
-			weights += e // the metric is verl's, before truncation
-			w *= x
-		case RolloutSequence:
-			weights += seqRaw
-			w *= seqIS
-		}
-		etw[t] = F(w)
-		reject := seqRejected
-		if cfg.RolloutRS == RolloutToken {
-			reject = !(e >= lower && e <= upper)
-		}
-		if reject {
-			em[t] = 0
-			rejected++
+			if p.isToken {
+				w *= min(e, p.isMax)
+			}
+			etw[t] = F(w)
+			if !(e >= p.lower && e <= p.upper) {
+				em[t] = 0
+				rejected++
+			}
 		}
 	}
-	acc.weights, acc.truncated, acc.rejected = weights, acc.truncated+truncated, rejected
-	if cfg.OffPolicySeqMaskKL > 0 && acc.n > 0 {
-		j.offPolicyMask(b, roll, etw)
-	}
+	acc.n += count
+	acc.logRatio += logRatio
+	acc.oldSum += oldSum
+	acc.rollSum += rollSum
+	acc.k3 += k3
+	acc.weights += weights
+	acc.truncated += truncated
+	acc.rejected += rejected
+	return true
 }
 
 // offPolicyMask is off-policy sequence masking ("DeepSeek-V3.2: Pushing the
@@ -329,7 +468,7 @@ func (j *policyJob[F]) offPolicyMask(b int, roll, etw []F) {
 func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 	var s RolloutStats
 	var tokens, seqs, rejectedSeqs, truncated, rejected, offMasked int
-	var diff, k3, weights, trainPPL, rollPPL, ratio float64
+	var logRatio, k3, weights, trainPPL, rollPPL, ratio float64
 	for b := range j.rcRows {
 		acc := &j.rcRows[b]
 		if acc.bad != badNone {
@@ -341,7 +480,7 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 		n := float64(acc.n)
 		tokens += acc.n
 		seqs++
-		diff += acc.diff
+		logRatio += acc.logRatio
 		k3 += acc.k3
 		weights += acc.weights
 		truncated += acc.truncated
@@ -358,7 +497,7 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 		return s, nil
 	}
 	nt, ns := float64(tokens), float64(seqs)
-	s.KL, s.K3KL = diff/nt, k3/nt
+	s.KL, s.K3KL = -logRatio/nt, k3/nt
 	s.TrainingPPL, s.RolloutPPL, s.PPLRatio = trainPPL/ns, rollPPL/ns, ratio/ns
 	s.RSMaskedFrac, s.RSSeqMaskedFrac = float64(rejected)/nt, float64(rejectedSeqs)/ns
 	s.OffPolicyMaskedFrac = float64(offMasked) / ns

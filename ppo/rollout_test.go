@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rlpost/rlpost/internal/bench"
+	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -189,6 +193,103 @@ func TestRolloutRejects(t *testing.T) {
 	}
 }
 
+// TestRolloutRejectsFloat32: float32 storage through the kernel, in a
+// row's body and in its padded tail, names the same positions.
+func TestRolloutRejectsFloat32(t *testing.T) {
+	in := to32(withRollout(randomInputs(batchSpec{b: 2, t: 13, spread: 0.2, seed: 117}), 0.1, false, 7))
+	for i := range in.Mask.Data {
+		in.Mask.Data[i] = 1
+	}
+	cfg := ppo.DefaultConfig()
+	cfg.RolloutIS = ppo.RolloutToken
+	grad := make([]float32, in.Logp.Size())
+	for _, col := range []int{3, 11} { // the kernel's body, its tail
+		k := 13 + col
+		in.RolloutLogp.Data[k] = float32(math.Inf(-1))
+		_, err := ppo.PolicyLoss(like(grad, in.Logp), in, cfg)
+		require.ErrorIs(t, err, tensor.ErrNonFinite)
+		assert.Contains(t, err.Error(), fmt.Sprintf("rollout_logp[1,%d]", col))
+		in.RolloutLogp.Data[k] = -1
+		in.Mask.Data[k] = 0.5
+		_, err = ppo.PolicyLoss(like(grad, in.Logp), in, cfg)
+		require.ErrorIs(t, err, tensor.ErrMask)
+		assert.Contains(t, err.Error(), fmt.Sprintf("mask[1,%d]", col))
+		in.Mask.Data[k] = 1
+	}
+	_, err := ppo.PolicyLoss(like(grad, in.Logp), in, cfg)
+	require.NoError(t, err)
+}
+
+// TestRolloutSequenceRejectionIsMasking: rejecting whole sequences gives
+// the loss and gradient of the same batch with those rows' masks cleared by
+// hand, in every loss mode (among them those that select tokens across
+// rows) and with top-ρ entropy masking, in float64 and float32.
+func TestRolloutSequenceRejectionIsMasking(t *testing.T) {
+	in := withRollout(randomInputs(batchSpec{b: 9, t: 21, ref: true, weights: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 118}), 0.3, true, 8)
+	in.Entropy = tensor.MustNew[float64](in.Logp.B, in.Logp.T)
+	for i := range in.Entropy.Data {
+		in.Entropy.Data[i] = 0.1 + float64(i%13)/10
+	}
+	// Rows whose e^{Σℓ} falls outside [1/2, 2] are rejected; clear them.
+	masked := clone(in)
+	masked.Entropy, masked.RolloutLogp = in.Entropy, in.RolloutLogp
+	rejected := 0
+	for b := range in.Logp.B {
+		var sum float64
+		for t, m := range in.Mask.Row(b) {
+			if m == 1 {
+				sum += in.OldLogp.At(b, t) - in.RolloutLogp.At(b, t)
+			}
+		}
+		if w := math.Exp(sum); w < 0.5 || w > 2 {
+			clear(masked.Mask.Row(b))
+			rejected++
+		}
+	}
+	require.NotZero(t, rejected, "no sequence rejected: the case does not exercise it")
+	require.Less(t, rejected, in.Logp.B-2)
+	for _, c := range []struct {
+		mode    ppo.LossMode
+		entropy float64
+	}{{ppo.Vanilla, 0}, {ppo.Vanilla, 0.5}, {ppo.GSPO, 0}, {ppo.GSPOToken, 0}, {ppo.GeoMean, 0}, {ppo.CISPO, 0},
+		{ppo.SAPO, 0}, {ppo.GPG, 0}, {ppo.ClipCov, 0}, {ppo.KLCov, 0}} {
+		cfg := ppo.DefaultConfig()
+		cfg.LossMode, cfg.KLCoef, cfg.EntropyTopRatio = c.mode, 0.05, c.entropy
+		cfg.ClipCovRatio, cfg.ClipCovLow, cfg.ClipCovHigh = 0.2, 0.02, 5
+		cfg.KLCovRatio, cfg.KLCovCoef = 0.2, 0.5
+		for _, f32 := range []bool{false, true} {
+			name := fmt.Sprintf("%v, top-ρ %v, float32 %v", c.mode, c.entropy, f32)
+			run := func(in ppo.Inputs[float64], rs ppo.RolloutLevel) (ppo.Result, []float64) {
+				cfg := cfg
+				cfg.RolloutRS, cfg.RolloutRSThreshold = rs, 2
+				if c.mode == ppo.GeoMean {
+					in.TokenWeights = tensor.Batch[float64]{}
+				}
+				if !f32 {
+					g := make([]float64, in.Logp.Size())
+					res, err := ppo.PolicyLoss(gradBatch(g, in), in, cfg)
+					require.NoError(t, err, name)
+					return res, g
+				}
+				in32 := to32(in)
+				g := make([]float32, in.Logp.Size())
+				res, err := ppo.PolicyLoss(like(g, in32.Logp), in32, cfg)
+				require.NoError(t, err, name)
+				g64 := make([]float64, len(g))
+				for i, v := range g {
+					g64[i] = float64(v)
+				}
+				return res, g64
+			}
+			got, gGot := run(in, ppo.RolloutSequence)
+			want, gWant := run(masked, ppo.RolloutOff)
+			assert.Equal(t, want.Tokens, got.Tokens, name)
+			assert.Equal(t, want.Loss, got.Loss, name)
+			assert.Equal(t, gWant, gGot, name)
+		}
+	}
+}
+
 // TestRolloutMicroBatchesAddUp: weights and rejections are row-local, so
 // with the whole batch's counts (after rejection) micro-batches add up.
 func TestRolloutMicroBatchesAddUp(t *testing.T) {
@@ -222,7 +323,8 @@ func TestRolloutMicroBatchesAddUp(t *testing.T) {
 // TestRolloutAllocatesNothing: the rollout-corrected loss reuses its
 // scratch, in float32 through the AVX2 path and in a loss mode.
 func TestRolloutAllocatesNothing(t *testing.T) {
-	in := to32(withRollout(randomInputs(batchSpec{b: 8, t: 64, ref: true, spread: 0.3, seed: 114}), 0.2, true, 4))
+	// 61 tokens a row: the kernel's body and its padded tail.
+	in := to32(withRollout(randomInputs(batchSpec{b: 8, t: 61, ref: true, spread: 0.3, seed: 114}), 0.2, true, 4))
 	grad := make([]float32, in.Logp.Size())
 	for _, mode := range []ppo.LossMode{ppo.Vanilla, ppo.CISPO} {
 		cfg := ppo.DefaultConfig()
@@ -234,6 +336,89 @@ func TestRolloutAllocatesNothing(t *testing.T) {
 			}
 		})
 		assert.Zero(t, allocs, "%v", mode)
+	}
+}
+
+// TestRolloutAssemblyMatchesGo runs every correction, on batches whose
+// lengths are not multiples of 8 and whose padding holds NaN and −Inf,
+// through the AVX2 kernels and through the Go loops in float32, and
+// compares both with the float64 result: the kernel's float32 log-ratios
+// and exponential move weights by float32 rounding only.
+func TestRolloutAssemblyMatchesGo(t *testing.T) {
+	if !kernel.HasAVX2 {
+		t.Skip("no AVX2 kernel on this processor or build")
+	}
+	for name, set := range rolloutConfigs() {
+		for _, shape := range [][2]int{{3, 4}, {5, 37}, {4, 130}} {
+			t.Run(fmt.Sprintf("%s/%dx%d", name, shape[0], shape[1]), func(t *testing.T) {
+				spec := batchSpec{b: shape[0], t: shape[1], ref: true, weights: true, spread: 0.3, nonPrefix: true,
+					garbageInPadding: true, seed: 115}
+				in64 := withRollout(randomInputs(spec), 0.3, true, 5)
+				cfg := ppo.DefaultConfig()
+				cfg.KLCoef = 0.02
+				set(&cfg)
+				if cfg.OffPolicySeqMaskKL > 0 {
+					for i, a := range in64.Advantages.Data {
+						in64.Advantages.Data[i] = -math.Abs(a)
+					}
+				}
+				want := make([]float64, in64.Logp.Size())
+				ref, err := ppo.PolicyLoss(gradBatch(want, in64), in64, cfg)
+				require.NoError(t, err)
+				in := to32(in64)
+				for _, avx := range []bool{true, false} {
+					old := ppo.SetAVX2(avx)
+					g := make([]float32, in.Logp.Size())
+					res, err := ppo.PolicyLoss(like(g, in.Logp), in, cfg)
+					ppo.SetAVX2(old)
+					require.NoError(t, err)
+					assert.Truef(t, relClose(res.Loss, ref.Loss, 1e-5, 1e-7), "avx %v: loss %.9g, float64 %.9g", avx, res.Loss, ref.Loss)
+					for k, v := range g {
+						require.Truef(t, relClose(float64(v), want[k], 1e-5, 1e-7), "avx %v: grad[%d] = %.9g, float64 %.9g", avx, k, v, want[k])
+					}
+					got, w := res.Rollout, ref.Rollout
+					for _, m := range []struct {
+						name      string
+						got, want float64
+					}{{"KL", got.KL, w.KL}, {"K3KL", got.K3KL, w.K3KL}, {"TrainingPPL", got.TrainingPPL, w.TrainingPPL},
+						{"RolloutPPL", got.RolloutPPL, w.RolloutPPL}, {"PPLRatio", got.PPLRatio, w.PPLRatio}, {"ISMean", got.ISMean, w.ISMean}} {
+						assert.Truef(t, relClose(m.got, m.want, 1e-5, 1e-9), "avx %v: %s %.9g, float64 %.9g", avx, m.name, m.got, m.want)
+					}
+					assert.Equal(t, ref.Tokens, res.Tokens, "avx %v", avx)
+					assert.Equal(t, w.ISTruncatedFrac, got.ISTruncatedFrac, "avx %v", avx)
+					assert.Equal(t, w.RSMaskedFrac, got.RSMaskedFrac, "avx %v", avx)
+					assert.Equal(t, w.OffPolicyMaskedFrac, got.OffPolicyMaskedFrac, "avx %v", avx)
+				}
+			})
+		}
+	}
+}
+
+// TestRolloutBitIdenticalAcrossCPUs: a rollout-corrected call gives the
+// same bits on every call, with one CPU or several.
+func TestRolloutBitIdenticalAcrossCPUs(t *testing.T) {
+	in := to32(withRollout(randomInputs(batchSpec{b: 40, t: 1031, ref: true, weights: true, spread: 0.3, nonPrefix: true, seed: 116}), 0.2, true, 6))
+	cfg := ppo.DefaultConfig()
+	cfg.KLCoef = 0.01
+	cfg.RolloutIS, cfg.RolloutRS, cfg.RolloutRSThreshold = ppo.RolloutToken, ppo.RolloutSequence, 2
+	var first ppo.Result
+	var firstGrad []float32
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i, procs := range []int{1, 2, 4, 1, 2} {
+		runtime.GOMAXPROCS(procs)
+		g := make([]float32, in.Logp.Size())
+		res, err := ppo.PolicyLoss(like(g, in.Logp), in, cfg)
+		require.NoError(t, err)
+		if i == 0 {
+			require.NotZero(t, res.Rollout.RSSeqMaskedFrac, "no sequence rejected: the case does not exercise it")
+			require.Less(t, res.Rollout.RSSeqMaskedFrac, 1.0)
+			first, firstGrad = res, g
+			continue
+		}
+		require.Equal(t, first, res, "GOMAXPROCS=%d", procs)
+		for k := range g {
+			require.Equal(t, math.Float32bits(firstGrad[k]), math.Float32bits(g[k]), "GOMAXPROCS=%d: grad[%d]", procs, k)
+		}
 	}
 }
 
@@ -273,3 +458,34 @@ func TestOffPolicySequenceMasking(t *testing.T) {
 }
 
 func nil0(tensor.Batch[float64]) tensor.Batch[float64] { return tensor.Batch[float64]{} }
+
+// benchRollout is the rollout log-probs of `rlpost bench -op
+// policy_loss_rollout`: old_logp moved ±0.05 nats, and 2 nats down on every
+// 64th token.
+func benchRollout(d *benchdata.Batch) tensor.Batch[float32] {
+	roll := tensor.MustNew[float32](d.Shape.B, d.Shape.T)
+	for i, v := range d.OldLogp.Data {
+		roll.Data[i] = v + 0.05*float32(i%3-1)
+		if i%64 == 0 {
+			roll.Data[i] -= 2
+		}
+	}
+	return roll
+}
+
+// BenchmarkPolicyLossRollout is the `rlpost bench -op policy_loss_rollout`
+// work: BenchmarkPolicyLoss with token-level importance weights truncated
+// at 2 and geometric-mean rejection outside [½, 2].
+func BenchmarkPolicyLossRollout(b *testing.B) {
+	cfg := bench.PolicyLossRolloutConfig()
+	var roll tensor.Batch[float32]
+	benchLoss(b, 64, 4096, func(d *benchdata.Batch, grad tensor.Batch[float32]) error {
+		if roll.IsZero() {
+			roll = benchRollout(d)
+		}
+		in := ppo.Inputs[float32]{Logp: d.Logp, OldLogp: d.OldLogp, Advantages: d.Advantages, Mask: d.Mask, RefLogp: d.RefLogp,
+			RolloutLogp: roll}
+		_, err := ppo.PolicyLoss(grad, in, cfg)
+		return err
+	})
+}
