@@ -160,8 +160,9 @@ const (
 	phaseApply         // A ← (A − mean)·scale
 )
 
-// useAVX512 selects the eight-lane token scan where the processor has it;
-// tests turn it off to run the four-row AVX2 scan too.
+// useAVX512 selects the eight-lane scans (token-level and Bi-Level GAE of
+// float32 rows) where the processor has them; tests turn it off to run the
+// four-row AVX2 scan and the one-row Bi-Level loop too.
 var useAVX512 = kernel.HasAVX512
 
 // whitenEps is added to the variance before the square root, as verl's
@@ -223,14 +224,15 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 
 	j.phase = phaseScan
 	var z F
-	if kind == kindToken && unsafe.Sizeof(z) == 4 && kernel.HasAVX2 && B >= 4 {
-		w := 4
-		if useAVX512 {
-			w = 8
-		}
-		j.planGroups(w)
-		parallel.Rows(j, j.groups+len(j.single), len(j.order)/j.groups*T)
-	} else {
+	f32 := unsafe.Sizeof(z) == 4 && B >= 4
+	switch {
+	case f32 && useAVX512 && (kind == kindToken || kind == kindBiLevel):
+		j.planGroups(8)
+		parallel.Rows(j, j.groups, len(j.order)/j.groups*T)
+	case f32 && kernel.HasAVX2 && kind == kindToken:
+		j.planGroups(4)
+		parallel.Rows(j, j.groups+len(j.single), 4*T)
+	default:
 		parallel.Rows(j, B, T)
 	}
 	for b := range j.rows {
@@ -275,7 +277,12 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 func (j *job[F]) Run(b int) {
 	switch {
 	case j.phase == phaseScan && j.width == 8:
-		j.scanRows8(j.order[rowsPerPiece8*b : min(rowsPerPiece8*(b+1), len(j.order))])
+		rows := j.order[rowsPerPiece8*b : min(rowsPerPiece8*(b+1), len(j.order))]
+		if j.kind == kindBiLevel {
+			j.scanBiLevel8(rows)
+		} else {
+			j.scanRows8(rows)
+		}
 	case j.phase == phaseScan && j.width == 4:
 		if b < j.groups {
 			j.scanQuad(j.order[4*b : 4*b+4])
@@ -407,12 +414,30 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 	if !ok {
 		return false
 	}
+	n := last + 1
+	var s biState
+	return biLevelSpan(adv[:n], ret[:n], r[:n], v[:n], m[:n], e[:n], g, &s)
+}
+
+// biState is the state of the Bi-Level recursion between tokens.
+type biState struct {
+	nv, na         float64 // next valid token
+	nvTurn, naTurn float64 // next turn end
+	seen           bool    // a turn end came after
+}
+
+// biLevelSpan runs biLevelRow's recursion over the tokens of a span of a
+// row, from its end down, starting from the state s of the tokens after
+// it, which it leaves in s for the tokens before it. A valid token that is
+// not a turn end with no turn end after it is an error (the row's last
+// valid token must be a turn end), as is a turn end on a masked token.
+func biLevelSpan[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64, s *biState) bool {
+	r, v, ret, adv, e = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)], e[:len(m)]
 	gTok, glTok, gTurn, glTurn, d := g[0], g[1], g[2], g[3], g[4]
 	one := bits(F(1))
-	var nv, na float64         // next valid token
-	var nvTurn, naTurn float64 // next turn end
+	nv, na, nvTurn, naTurn, seen := s.nv, s.na, s.nvTurn, s.naTurn, s.seen
 	var bad uint64
-	for t := last; t >= 0; t-- {
+	for t := len(m) - 1; t >= 0; t-- {
 		mt, et := m[t], e[t]
 		if bits(mt) != one {
 			if mt != 0 || et != 0 {
@@ -425,13 +450,13 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 		var a float64
 		if bits(et) == one {
 			a = float64(r[t]) + gTurn*nvTurn - vt + glTurn*naTurn
-			nvTurn, naTurn = vt, a
+			nvTurn, naTurn, seen = vt, a, true
 			// Alg. 2 line 18: A = δ^token + A_turn. nv is still the value
 			// of the next valid token, the first of the next turn (0 after
 			// the last turn).
 			a += d * (gTok*nv - vt)
 		} else {
-			if et != 0 {
+			if et != 0 || !seen {
 				return false
 			}
 			a = float64(r[t]) + gTok*nv - vt + glTok*na
@@ -441,6 +466,7 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 		adv[t], ret[t] = fa, fr
 		nv, na = vt, a
 	}
+	*s = biState{nv, na, nvTurn, naTurn, seen}
 	return bad == 0
 }
 

@@ -11,3 +11,6 @@ var HasAVX512 = HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.
 
 //go:noescape
 func gaeRows8AVX512(k *GAERows8)
+
+//go:noescape
+func biLevelRows8AVX512(k *BiLevelRows8)

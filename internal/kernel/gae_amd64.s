@@ -246,3 +246,220 @@ g8done:
 	MOVQ      R10, r8Bad(DI)
 	VZEROUPPER
 	RET
+
+// Offsets into BiLevelRows8; gae_test.go checks them against the Go struct.
+#define b8R 0
+#define b8V 8
+#define b8M 16
+#define b8E 24
+#define b8Adv 32
+#define b8Ret 40
+#define b8Off 48
+#define b8D 112
+#define b8N 144
+#define b8Seen 152
+#define b8GTok 160
+#define b8GLTok 168
+#define b8GTurn 176
+#define b8GLTurn 184
+#define b8Delta 192
+#define b8NV 208
+#define b8NA 272
+#define b8NVT 336
+#define b8NAT 400
+#define b8Bad 464
+
+// The codes 2·m + e of a token (m and e each 0 or 1): 0 masked, 1 a turn
+// end on a masked token (an error), 2 valid, 3 a valid turn end.
+DATA kone32<>+0(SB)/4, $0x3f800000
+GLOBL kone32<>(SB), RODATA|NOPTR, $4
+DATA ktwo32<>+0(SB)/4, $0x40000000
+GLOBL ktwo32<>(SB), RODATA|NOPTR, $4
+DATA kthree32<>+0(SB)/4, $0x40400000
+GLOBL kthree32<>(SB), RODATA|NOPTR, $4
+
+// LOADH loads the half block of four tokens at byte H of each lane's block
+// of the array at P into A0–A3 (rows q and q + 4 in Aq), untransposed.
+#define LOADH(P, H, A0, A1, A2, A3) \
+	VMOVUPS H(P)(R8*1), A0 \
+	VINSERTF128 $1, H(P)(R12*1), A0, A0 \
+	VMOVUPS H(P)(R9*1), A1 \
+	VINSERTF128 $1, H(P)(R13*1), A1, A1 \
+	VMOVUPS H(P)(R10*1), A2 \
+	VINSERTF128 $1, H(P)(R14*1), A2, A2 \
+	VMOVUPS H(P)(R11*1), A3 \
+	VINSERTF128 $1, H(P)(R15*1), A3, A3
+
+// STOREH stores the four tokens in I0–I3 (lane q = row q) to the half
+// block at byte H of each lane's block of the array at P. Y8–Y15 are
+// clobbered.
+#define STOREH(P, H, I0, I1, I2, I3) \
+	TR4(I0, I1, I2, I3, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15) \
+	VMOVUPS X12, H(P)(R8*1) \
+	VEXTRACTF128 $1, Y12, H(P)(R12*1) \
+	VMOVUPS X13, H(P)(R9*1) \
+	VEXTRACTF128 $1, Y13, H(P)(R13*1) \
+	VMOVUPS X14, H(P)(R10*1) \
+	VEXTRACTF128 $1, Y14, H(P)(R14*1) \
+	VMOVUPS X15, H(P)(R11*1) \
+	VEXTRACTF128 $1, Y15, H(P)(R15*1)
+
+// BIZERO sets the code C of token t0 + j (J = 32·j) to 0, masked, in the
+// lanes whose row it is past; Y24 holds D = Len − (t0 + 8) per lane.
+#define BIZERO(J, C) \
+	VPCMPGTD    kjm8<>+J(SB), Y24, K4 \
+	VMOVDQA32.Z C, K4, C
+
+// BISTEP is one token of BiLevelRows8 in the eight lanes: r, v (float32)
+// and the code c of one token of every row in R, V and C; r and v become
+// adv and ret. Z28 nv, Z29 na (next valid token), Z30 nvT, Z31 naT (next
+// turn end), K5 the lanes that have met a turn end, K7 the lanes with an
+// error, Y27 x − x over the outputs. The arithmetic is the Go loop's, in
+// its order, computed for both branches and blended:
+//
+//	token:    a = ((r + γ_tok·nv) − v) + γλ_tok·na
+//	turn end: A = ((r + γ_turn·nvT) − v) + γλ_turn·naT;  a = A + d·(γ_tok·nv − v)
+//
+// A masked token changes no state and stores +0.
+#define BISTEP(R, V, C) \
+	VCMPPS.BCST $0x0d, ktwo32<>(SB), C, K1 \
+	VCMPPS.BCST $0x00, kthree32<>(SB), C, K2 \
+	VCMPPS.BCST $0x00, kone32<>(SB), C, K3 \
+	KORW        K2, K5, K5 \
+	KANDNW      K1, K5, K6 \
+	KORW        K6, K7, K7 \
+	KORW        K3, K7, K7 \
+	VCVTPS2PD   R, Z8 \
+	VCVTPS2PD   V, Z9 \
+	VMULPD.BCST b8GTok(DI), Z28, Z10 \
+	VADDPD      Z10, Z8, Z11 \
+	VSUBPD      Z9, Z11, Z11 \
+	VMULPD.BCST b8GLTok(DI), Z29, Z12 \
+	VADDPD      Z12, Z11, Z11 \
+	VMULPD.BCST b8GTurn(DI), Z30, Z12 \
+	VADDPD      Z12, Z8, Z12 \
+	VSUBPD      Z9, Z12, Z12 \
+	VMULPD.BCST b8GLTurn(DI), Z31, Z13 \
+	VADDPD      Z13, Z12, Z12 \
+	VSUBPD      Z9, Z10, Z13 \
+	VMULPD.BCST b8Delta(DI), Z13, Z13 \
+	VADDPD      Z13, Z12, Z13 \
+	VBLENDMPD   Z13, Z11, K2, Z11 \
+	VMOVAPD     Z12, K2, Z31 \
+	VMOVAPD     Z9, K2, Z30 \
+	VMOVAPD     Z9, K1, Z28 \
+	VMOVAPD     Z11, K1, Z29 \
+	VADDPD      Z9, Z11, Z14 \
+	VCVTPD2PS.Z Z11, K1, R \
+	VCVTPD2PS.Z Z14, K1, V \
+	VSUBPS      R, R, Y15 \
+	VPORD       Y15, Y27, Y27 \
+	VSUBPS      V, V, Y15 \
+	VPORD       Y15, Y27, Y27
+
+// BIHALF runs the half block at byte H (tokens t0 + J0 .. t0 + J0 + 3,
+// J0 = 32·j0 the offset of the first in kjm8) of every lane.
+#define BIHALF(H, J0, J1, J2, J3) \
+	MOVQ b8M(DI), CX \
+	MOVQ b8E(DI), DX \
+	LOADH(AX, H, Y0, Y1, Y2, Y3) \
+	TR4(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11, Y16, Y17, Y18, Y19) \
+	LOADH(BX, H, Y0, Y1, Y2, Y3) \
+	TR4(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11, Y20, Y21, Y22, Y23) \
+	LOADH(CX, H, Y0, Y1, Y2, Y3) \
+	LOADH(DX, H, Y4, Y5, Y6, Y7) \
+	VADDPS Y0, Y0, Y0 \
+	VADDPS Y4, Y0, Y0 \
+	VADDPS Y1, Y1, Y1 \
+	VADDPS Y5, Y1, Y1 \
+	VADDPS Y2, Y2, Y2 \
+	VADDPS Y6, Y2, Y2 \
+	VADDPS Y3, Y3, Y3 \
+	VADDPS Y7, Y3, Y3 \
+	TR4(Y0, Y1, Y2, Y3, Y8, Y9, Y10, Y11, Y4, Y5, Y6, Y7) \
+	VPMOVD2M Y24, K4 \
+	KORTESTW K4, K4 \
+	JEQ      9(PC) \
+	BIZERO(J0, Y4) \
+	BIZERO(J1, Y5) \
+	BIZERO(J2, Y6) \
+	BIZERO(J3, Y7) \
+	BISTEP(Y19, Y23, Y7) \
+	BISTEP(Y18, Y22, Y6) \
+	BISTEP(Y17, Y21, Y5) \
+	BISTEP(Y16, Y20, Y4) \
+	MOVQ b8Adv(DI), CX \
+	MOVQ b8Ret(DI), DX \
+	STOREH(CX, H, Y16, Y17, Y18, Y19) \
+	STOREH(DX, H, Y20, Y21, Y22, Y23)
+
+// func biLevelRows8AVX512(k *BiLevelRows8)
+//
+// Registers: AX, BX the arrays r and v; CX, DX m and e while loading, adv
+// and ret while storing; SI the blocks left; DI k; R8–R15 the lanes; Y24
+// D per lane.
+TEXT ·biLevelRows8AVX512(SB), NOSPLIT, $0-8
+	MOVQ      k+0(FP), DI
+	MOVQ      b8R(DI), AX
+	MOVQ      b8V(DI), BX
+	MOVQ      b8N(DI), SI
+	VMOVUPD   b8NV(DI), Z28
+	VMOVUPD   b8NA(DI), Z29
+	VMOVUPD   b8NVT(DI), Z30
+	VMOVUPD   b8NAT(DI), Z31
+	VMOVDQU32 b8D(DI), Y24
+	KMOVW     b8Seen(DI), K5
+	KXORW     K7, K7, K7
+	VPXORD    Y27, Y27, Y27
+	TESTQ     SI, SI
+	JZ        b8done
+	MOVQ      b8Off+0(DI), R8
+	MOVQ      b8Off+8(DI), R9
+	MOVQ      b8Off+16(DI), R10
+	MOVQ      b8Off+24(DI), R11
+	MOVQ      b8Off+32(DI), R12
+	MOVQ      b8Off+40(DI), R13
+	MOVQ      b8Off+48(DI), R14
+	MOVQ      b8Off+56(DI), R15
+
+b8loop:
+	BIHALF(16, 128, 160, 192, 224)
+	BIHALF(0, 0, 32, 64, 96)
+	VPADDD keight<>(SB), Y24, Y24
+	SUBQ   $32, R8
+	SUBQ   $32, R9
+	SUBQ   $32, R10
+	SUBQ   $32, R11
+	SUBQ   $32, R12
+	SUBQ   $32, R13
+	SUBQ   $32, R14
+	SUBQ   $32, R15
+	DECQ   SI
+	JNZ    b8loop
+	MOVQ   R8, b8Off+0(DI)
+	MOVQ   R9, b8Off+8(DI)
+	MOVQ   R10, b8Off+16(DI)
+	MOVQ   R11, b8Off+24(DI)
+	MOVQ   R12, b8Off+32(DI)
+	MOVQ   R13, b8Off+40(DI)
+	MOVQ   R14, b8Off+48(DI)
+	MOVQ   R15, b8Off+56(DI)
+
+b8done:
+	VMOVUPD   Z28, b8NV(DI)
+	VMOVUPD   Z29, b8NA(DI)
+	VMOVUPD   Z30, b8NVT(DI)
+	VMOVUPD   Z31, b8NAT(DI)
+	VMOVDQU32 Y24, b8D(DI)
+	KMOVW     K5, AX
+	MOVQ      AX, b8Seen(DI)
+	VMOVDQU32 Y27, Y11
+	VXORPS    X7, X7, X7
+	VCMPPS    $0x04, Y7, Y11, Y7 // ≠ 0 or NaN
+	VMOVMSKPS Y7, R10
+	KMOVW     K7, AX
+	ORQ       AX, R10
+	ANDQ      $0xff, R10
+	MOVQ      R10, b8Bad(DI)
+	VZEROUPPER
+	RET

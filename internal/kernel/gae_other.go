@@ -6,3 +6,5 @@ package kernel
 const HasAVX512 = false
 
 func gaeRows8AVX512(k *GAERows8) {}
+
+func biLevelRows8AVX512(k *BiLevelRows8) {}
