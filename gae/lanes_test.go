@@ -142,3 +142,34 @@ func TestTokenRowsInLanesNameTheRowThatOverflows(t *testing.T) {
 		require.ErrorContains(t, err, fmt.Sprintf("adv[%d,", c.row))
 	}
 }
+
+// TestLanesAllocateNothing: the eight-lane scans (and the four-row one)
+// allocate nothing in steady state, on a batch large enough to be split
+// across workers.
+func TestLanesAllocateNothing(t *testing.T) {
+	const B, T = 40, 1000
+	r, v, m, e := tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for b := range B {
+		n := T/2 + rng.IntN(T/2)
+		for i := range n {
+			r.Set(b, i, float32(rng.NormFloat64()))
+			v.Set(b, i, float32(rng.NormFloat64()))
+			m.Set(b, i, 1)
+			if i%50 == 49 || i == n-1 {
+				e.Set(b, i, 1)
+			}
+		}
+	}
+	adv, ret := tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T)
+	cfg := gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true}
+	bi := gae.DefaultBiLevelConfig()
+	run := func() {
+		require.NoError(t, gae.Advantages(adv, ret, r, v, m, cfg))
+		require.NoError(t, gae.BiLevel(adv, ret, r, v, m, e, bi))
+	}
+	bothScans(func() {
+		run()
+		require.Zero(t, testing.AllocsPerRun(20, run))
+	})
+}
