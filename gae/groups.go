@@ -90,7 +90,7 @@ func (j *job[F]) scanRows8(rows []int) {
 			b := rows[next]
 			next++
 			n := j.plen[b]
-			if prefixLen(j.row(j.mask.Data, b)) != n {
+			if !isPrefix(j.row(j.mask.Data, b), n) {
 				j.runRow(b)
 				continue
 			}
@@ -204,7 +204,7 @@ func (j *job[F]) scanQuad(rows []int) {
 // rows through the one-row loop instead and returns false.
 func (j *job[F]) prefixes(rows []int) bool {
 	for _, b := range rows {
-		if prefixLen(j.row(j.mask.Data, b)) != j.plen[b] {
+		if !isPrefix(j.row(j.mask.Data, b), j.plen[b]) {
 			for _, b := range rows {
 				j.runRow(b)
 			}
@@ -232,15 +232,11 @@ func f32[F tensor.Float](x []F) *float32 {
 	return (*float32)(unsafe.Pointer(unsafe.SliceData(x)))
 }
 
-// prefixLen returns n if the float32 mask m is n ones followed by zeros,
-// and −1 otherwise.
-func prefixLen[F tensor.Float](m []F) int {
-	m32 := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
-	n := kernel.CountMask(m32)
-	if n < 0 || kernel.CountMask(m32[:n]) != n {
-		return -1
-	}
-	return n
+// isPrefix reports whether the float32 mask m is n ones followed by zeros,
+// reading each entry once.
+func isPrefix[F tensor.Float](m []F, n int) bool {
+	m32 := mask32(m)
+	return kernel.CountMask(m32[:n]) == n && kernel.CountMask(m32[n:]) == 0
 }
 
 // tokenTail is tokenRow's recursion over tokens that are all valid and are
