@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -172,4 +174,43 @@ func TestLanesAllocateNothing(t *testing.T) {
 		run()
 		require.Zero(t, testing.AllocsPerRun(20, run))
 	})
+}
+
+// TestLanesSameBitsAtAnyGOMAXPROCS: the eight-lane scans give the same
+// bits on one processor and on several (each row's result is its own and
+// whitening combines rows in order).
+func TestLanesSameBitsAtAnyGOMAXPROCS(t *testing.T) {
+	const B, T = 48, 1024
+	r, v, m, e := tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for b := range B {
+		n := T/3 + rng.IntN(T-T/3)
+		for i := range n {
+			r.Set(b, i, float32(rng.NormFloat64()))
+			v.Set(b, i, float32(rng.NormFloat64()))
+			m.Set(b, i, 1)
+			if rng.IntN(40) == 0 || i == n-1 {
+				e.Set(b, i, 1)
+			}
+		}
+	}
+	run := func() [4][]float32 {
+		var out [4][]float32
+		adv, ret := tensor.MustNew[float32](B, T), tensor.MustNew[float32](B, T)
+		require.NoError(t, gae.Advantages(adv, ret, r, v, m, gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true}))
+		out[0], out[1] = slices.Clone(adv.Data), slices.Clone(ret.Data)
+		bi := gae.DefaultBiLevelConfig()
+		bi.Whiten = true
+		require.NoError(t, gae.BiLevel(adv, ret, r, v, m, e, bi))
+		out[2], out[3] = slices.Clone(adv.Data), slices.Clone(ret.Data)
+		return out
+	}
+	many := run()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := run()
+	for i := range many {
+		for k := range many[i] {
+			require.Equal(t, math.Float32bits(one[i][k]), math.Float32bits(many[i][k]), "output %d entry %d", i, k)
+		}
+	}
 }
