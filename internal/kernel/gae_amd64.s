@@ -320,7 +320,9 @@ GLOBL kthree32<>(SB), RODATA|NOPTR, $4
 //	token:    a = ((r + γ_tok·nv) − v) + γλ_tok·na
 //	turn end: A = ((r + γ_turn·nvT) − v) + γλ_turn·naT;  a = A + d·(γ_tok·nv − v)
 //
-// A masked token changes no state and stores +0.
+// A masked token changes no state and stores +0. The new na is written
+// under the lane masks: the token branch's a in valid lanes, then the turn
+// end's in valid turn-end lanes; masked lanes keep theirs.
 #define BISTEP(R, V, C) \
 	VCMPPS.BCST $0x0d, ktwo32<>(SB), C, K1 \
 	VCMPPS.BCST $0x00, kthree32<>(SB), C, K2 \
@@ -335,22 +337,20 @@ GLOBL kthree32<>(SB), RODATA|NOPTR, $4
 	VADDPD      Z10, Z8, Z11 \
 	VSUBPD      Z9, Z11, Z11 \
 	VMULPD.BCST b8GLTok(DI), Z29, Z12 \
-	VADDPD      Z12, Z11, Z11 \
-	VMULPD.BCST b8GTurn(DI), Z30, Z12 \
-	VADDPD      Z12, Z8, Z12 \
-	VSUBPD      Z9, Z12, Z12 \
-	VMULPD.BCST b8GLTurn(DI), Z31, Z13 \
-	VADDPD      Z13, Z12, Z12 \
-	VSUBPD      Z9, Z10, Z13 \
-	VMULPD.BCST b8Delta(DI), Z13, Z13 \
-	VADDPD      Z13, Z12, Z13 \
-	VBLENDMPD   Z13, Z11, K2, Z11 \
-	VMOVAPD     Z12, K2, Z31 \
+	VMULPD.BCST b8GTurn(DI), Z30, Z13 \
+	VADDPD      Z13, Z8, Z13 \
+	VSUBPD      Z9, Z13, Z13 \
+	VMULPD.BCST b8GLTurn(DI), Z31, Z14 \
+	VADDPD      Z14, Z13, Z13 \
+	VSUBPD      Z9, Z10, Z14 \
+	VMULPD.BCST b8Delta(DI), Z14, Z14 \
+	VADDPD      Z12, Z11, K1, Z29 \
+	VADDPD      Z14, Z13, K2, Z29 \
+	VMOVAPD     Z13, K2, Z31 \
 	VMOVAPD     Z9, K2, Z30 \
 	VMOVAPD     Z9, K1, Z28 \
-	VMOVAPD     Z11, K1, Z29 \
-	VADDPD      Z9, Z11, Z14 \
-	VCVTPD2PS.Z Z11, K1, R \
+	VADDPD      Z9, Z29, Z14 \
+	VCVTPD2PS.Z Z29, K1, R \
 	VCVTPD2PS.Z Z14, K1, V \
 	VSUBPS      R, R, Y15 \
 	VPORD       Y15, Y27, Y27 \
