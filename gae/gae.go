@@ -277,7 +277,7 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 func (j *job[F]) Run(b int) {
 	switch {
 	case j.phase == phaseScan && j.width == 8:
-		rows := j.order[rowsPerPiece8*b : min(rowsPerPiece8*(b+1), len(j.order))]
+		rows := j.piece8(b)
 		if j.kind == kindBiLevel {
 			j.scanBiLevel8(rows)
 		} else {

@@ -22,9 +22,9 @@ import (
 // the mask were a prefix of ones (the usual padding), so that the rows of a
 // piece have nearly the same length and the longest pieces are handed out
 // first; the scans check each mask in full before relying on it. With w =
-// 8 a piece is rowsPerPiece8 rows (the last one fewer), which the kernel's
-// eight lanes take in turn; with w = 4 a piece is four rows, and the last
-// one to three rows run on their own. Each row's result is its own, so the
+// 8 a piece is up to rowsPerPiece8 rows, dealt out from the sorted order in
+// turn, which the kernel's eight lanes take in turn; with w = 4 a piece is
+// four rows, and the last one to three rows run on their own. Each row's result is its own, so the
 // order changes no bits.
 func (j *job[F]) planGroups(w int) {
 	B := len(j.rows)
@@ -49,12 +49,36 @@ func (j *job[F]) planGroups(w int) {
 	})
 	j.width = w
 	if w == 8 {
-		j.groups = (B + rowsPerPiece8 - 1) / rowsPerPiece8
+		// Deal the sorted rows out to the pieces in turn, so that the
+		// pieces hold about the same number of tokens (and two workers
+		// finish together) while each piece's rows stay longest first.
+		P := (B + rowsPerPiece8 - 1) / rowsPerPiece8
+		j.groups = P
+		j.single = append(j.single[:0], j.order...)
+		j.order = j.order[:0]
+		for p := range P {
+			for i := p; i < B; i += P {
+				j.order = append(j.order, j.single[i])
+			}
+		}
+		j.single = j.single[:0]
 		return
 	}
 	j.groups = B / 4
 	j.single = append(j.single, j.order[4*j.groups:]...)
 	j.order = j.order[:4*j.groups]
+}
+
+// piece8 returns the rows of piece p of the eight-lane scans: planGroups
+// dealt the rows out in turn, so the first B mod P pieces have one more.
+func (j *job[F]) piece8(p int) []int {
+	B, P := len(j.order), j.groups
+	start := p*(B/P) + min(p, B%P)
+	n := B / P
+	if p < B%P {
+		n++
+	}
+	return j.order[start : start+n]
 }
 
 // rowsPerPiece8 is the number of rows of one piece of scanRows8: two per
