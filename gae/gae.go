@@ -1,10 +1,8 @@
 package gae
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/kernel"
@@ -162,6 +160,11 @@ const (
 	phaseApply         // A ← (A − mean)·scale
 )
 
+// useAVX512 selects the eight-lane scans (token-level and Bi-Level GAE of
+// float32 rows) where the processor has them; tests turn it off to run the
+// four-row AVX2 scan and the one-row Bi-Level loop too.
+var useAVX512 = kernel.HasAVX512
+
 // whitenEps is added to the variance before the square root, as verl's
 // masked_whiten does.
 const whitenEps = 1e-8
@@ -185,13 +188,14 @@ type job[F tensor.Float] struct {
 	whiten          bool
 	mean, scale     float64
 	rows            []rowResult
-	// The token-level scan of float32 rows four at a time (planQuads):
-	// each row's leading run of ones, the rows that run in fours (order,
-	// four per piece) and those that run alone.
-	inFours       bool
+	// The token-level scan of float32 rows in groups (planGroups): the
+	// group width (0 when rows run one by one), each row's leading run of
+	// ones, the rows that run in groups (order, width per piece) and those
+	// that run alone.
+	width         int
 	plen          []int
 	order, single []int
-	quads         int
+	groups        int
 }
 
 // jobs recycles the jobs of this package's op, one free list per storage
@@ -220,10 +224,15 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 
 	j.phase = phaseScan
 	var z F
-	if kind == kindToken && unsafe.Sizeof(z) == 4 && kernel.HasAVX2 && B >= 4 {
-		j.planQuads()
-		parallel.Rows(j, j.quads+len(j.single), 4*T)
-	} else {
+	f32 := unsafe.Sizeof(z) == 4 && B >= 4
+	switch {
+	case f32 && useAVX512 && (kind == kindToken || kind == kindBiLevel):
+		j.planGroups(8)
+		parallel.Rows(j, j.groups, len(j.order)/j.groups*T)
+	case f32 && kernel.HasAVX2 && kind == kindToken:
+		j.planGroups(4)
+		parallel.Rows(j, j.groups+len(j.single), 4*T)
+	default:
 		parallel.Rows(j, B, T)
 	}
 	for b := range j.rows {
@@ -273,126 +282,22 @@ func run[F tensor.Float](kind int, adv, ret []F, rewards, values, mask, turnEnd 
 
 func (j *job[F]) Run(b int) {
 	switch {
-	case j.phase == phaseScan && j.inFours:
-		if b < j.quads {
+	case j.phase == phaseScan && j.width == 8:
+		rows := j.piece8(b)
+		if j.kind == kindBiLevel {
+			j.scanBiLevel8(rows)
+		} else {
+			j.scanRows8(rows)
+		}
+	case j.phase == phaseScan && j.width == 4:
+		if b < j.groups {
 			j.scanQuad(j.order[4*b : 4*b+4])
 		} else {
-			j.runRow(j.single[b-j.quads])
+			j.runRow(j.single[b-j.groups])
 		}
 	default:
 		j.runRow(b)
 	}
-}
-
-// planQuads prepares the token-level scan of float32 rows four at a time
-// (scanQuad). It orders the rows by the length of their mask's leading
-// run of ones, found by bisection as if the mask were a prefix of ones
-// (the usual padding), so that the four rows of a piece have nearly the
-// same length; scanQuad checks each mask in full before relying on it.
-// The last one to three rows run on their own. Each row's result is its
-// own, so the order changes no bits.
-func (j *job[F]) planQuads() {
-	B := len(j.rows)
-	j.plen = slices.Grow(j.plen[:0], B)[:B]
-	j.order, j.single = slices.Grow(j.order[:0], B)[:0], j.single[:0]
-	for b := range B {
-		m := j.mask.Row(b)
-		// The first t with m[t] ≠ 1, if the ones come first.
-		lo, hi := 0, len(m)
-		for lo < hi {
-			if mid := int(uint(lo+hi) >> 1); m[mid] == 1 {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		j.plen[b] = lo
-		j.order = append(j.order, b)
-	}
-	slices.SortFunc(j.order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(j.plen[a], j.plen[b]), cmp.Compare(a, b))
-	})
-	j.inFours, j.quads = true, B/4
-	j.single = append(j.single, j.order[4*j.quads:]...)
-	j.order = j.order[:4*j.quads]
-}
-
-// scanQuad runs the token-level scan of four float32 rows whose masks are
-// prefixes of ones together (same arithmetic, so the same bits): each
-// row's last tokens beyond the shortest one's length in Go, then the
-// common part in the four lanes of kernel.GAETokens4, whose four
-// independent chains of multiply-adds overlap.
-func (j *job[F]) scanQuad(rows []int) {
-	T := j.T
-	row := func(x []F, b int) []F { return j.row(x, b) }
-	for _, b := range rows {
-		// A mask that is not a prefix of ones (the bisection's guess
-		// is then wrong, or the mask has entries other than 0 and 1)
-		// sends the four rows through the one-row loop.
-		if prefixLen(row(j.mask.Data, b)) != j.plen[b] {
-			for _, b := range rows {
-				j.runRow(b)
-			}
-			return
-		}
-	}
-	common := T
-	for _, b := range rows {
-		common = min(common, j.plen[b])
-	}
-	k := kernel.GAETokens4{N: int64(common), G: kernel.Splat64(j.g[0]), GL: kernel.Splat64(j.g[1])}
-	var ok [4]bool
-	for q, b := range rows {
-		n := j.plen[b]
-		adv, ret := row(j.adv, b), row(j.ret, b)
-		clear(adv[n:])
-		clear(ret[n:])
-		k.NV[q], k.NA[q], ok[q] = tokenTail(adv[common:n], ret[common:n],
-			row(j.rewards.Data, b)[common:n], row(j.values.Data, b)[common:n], j.g[0], j.g[1])
-		start, _ := j.rewards.Span(b)
-		k.Off[q] = int64(4 * start)
-	}
-	if common > 0 {
-		f32 := func(x []F) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(x))) }
-		k.R, k.V, k.Adv, k.Ret = f32(j.rewards.Data), f32(j.values.Data), f32(j.adv), f32(j.ret)
-		k.Run()
-	}
-	for q, b := range rows {
-		res := &j.rows[b]
-		*res = rowResult{bad: !ok[q] || k.Bad>>q&1 != 0}
-		if !res.bad && j.whiten {
-			res.n, res.sum = rowSum(row(j.adv, b), row(j.mask.Data, b))
-		}
-	}
-}
-
-// prefixLen returns n if the float32 mask m is n ones followed by zeros,
-// and −1 otherwise.
-func prefixLen[F tensor.Float](m []F) int {
-	m32 := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(m))), len(m))
-	n := kernel.CountMask(m32)
-	if n < 0 || kernel.CountMask(m32[:n]) != n {
-		return -1
-	}
-	return n
-}
-
-// tokenTail is tokenRow's recursion over tokens that are all valid and are
-// the last valid ones of their row; it returns the state it leaves for the
-// token before them (the value and advantage of its next valid token) and
-// whether every result is finite.
-func tokenTail[F tensor.Float](adv, ret, r, v []F, g, gl float64) (nv, na float64, ok bool) {
-	var bad uint64
-	v, ret, adv = v[:len(r)], ret[:len(r)], adv[:len(r)]
-	for t := len(r) - 1; t >= 0; t-- {
-		vt := float64(v[t])
-		a := float64(r[t]) + g*nv - vt + gl*na
-		fa, fr := F(a), F(a+vt)
-		bad |= nonFinite(fa) | nonFinite(fr)
-		adv[t], ret[t] = fa, fr
-		nv, na = vt, a
-	}
-	return nv, na, bad == 0
 }
 
 // row returns row b of x, a flat array laid out as the inputs: T positions
@@ -515,12 +420,30 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 	if !ok {
 		return false
 	}
+	n := last + 1
+	var s biState
+	return biLevelSpan(adv[:n], ret[:n], r[:n], v[:n], m[:n], e[:n], g, &s)
+}
+
+// biState is the state of the Bi-Level recursion between tokens.
+type biState struct {
+	nv, na         float64 // next valid token
+	nvTurn, naTurn float64 // next turn end
+	seen           bool    // a turn end came after
+}
+
+// biLevelSpan runs biLevelRow's recursion over the tokens of a span of a
+// row, from its end down, starting from the state s of the tokens after
+// it, which it leaves in s for the tokens before it. A valid token that is
+// not a turn end with no turn end after it is an error (the row's last
+// valid token must be a turn end), as is a turn end on a masked token.
+func biLevelSpan[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64, s *biState) bool {
+	r, v, ret, adv, e = r[:len(m)], v[:len(m)], ret[:len(m)], adv[:len(m)], e[:len(m)]
 	gTok, glTok, gTurn, glTurn, d := g[0], g[1], g[2], g[3], g[4]
 	one := bits(F(1))
-	var nv, na float64         // next valid token
-	var nvTurn, naTurn float64 // next turn end
+	nv, na, nvTurn, naTurn, seen := s.nv, s.na, s.nvTurn, s.naTurn, s.seen
 	var bad uint64
-	for t := last; t >= 0; t-- {
+	for t := len(m) - 1; t >= 0; t-- {
 		mt, et := m[t], e[t]
 		if bits(mt) != one {
 			if mt != 0 || et != 0 {
@@ -533,13 +456,13 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 		var a float64
 		if bits(et) == one {
 			a = float64(r[t]) + gTurn*nvTurn - vt + glTurn*naTurn
-			nvTurn, naTurn = vt, a
+			nvTurn, naTurn, seen = vt, a, true
 			// Alg. 2 line 18: A = δ^token + A_turn. nv is still the value
 			// of the next valid token, the first of the next turn (0 after
 			// the last turn).
 			a += d * (gTok*nv - vt)
 		} else {
-			if et != 0 {
+			if et != 0 || !seen {
 				return false
 			}
 			a = float64(r[t]) + gTok*nv - vt + glTok*na
@@ -549,6 +472,7 @@ func biLevelRow[F tensor.Float](adv, ret, r, v, m, e []F, g [5]float64) bool {
 		adv[t], ret[t] = fa, fr
 		nv, na = vt, a
 	}
+	*s = biState{nv, na, nvTurn, naTurn, seen}
 	return bad == 0
 }
 
