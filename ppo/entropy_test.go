@@ -184,3 +184,37 @@ func TestEntropyGradMustNotOverlap(t *testing.T) {
 	_, err = ppo.PolicyLoss(grad, in, cfg)
 	assert.NoError(t, err)
 }
+
+// TestEntropyGradEmptyRowZeroed fills the EntropyGrad destination with
+// garbage and checks that a row with no valid token, and every masked
+// token, comes back 0: the destination is an output, whole.
+func TestEntropyGradEmptyRowZeroed(t *testing.T) {
+	for _, mode := range []ppo.LossMode{ppo.Vanilla, ppo.GSPO, ppo.CISPO, ppo.GeoMean} {
+		in := withEntropy(randomInputs(batchSpec{b: 4, t: 9, ref: true, emptyRow: true, seed: 7}), 2)
+		in.EntropyGrad = tensor.MustNew[float64](4, 9)
+		for i := range in.EntropyGrad.Data {
+			in.EntropyGrad.Data[i] = 123
+		}
+		cfg := ppo.DefaultConfig()
+		cfg.EntropyCoeff, cfg.LossMode = 0.01, mode
+		grad := make([]float64, in.Logp.Size())
+		_, err := ppo.PolicyLoss(gradBatch(grad, in), in, cfg)
+		require.NoError(t, err, "%v", mode)
+		empty := 0
+		for b := range in.Mask.B {
+			valid := 0
+			for tok, m := range in.Mask.Row(b) {
+				if m == 0 {
+					assert.Zero(t, in.EntropyGrad.Row(b)[tok], "%v: row %d token %d is masked", mode, b, tok)
+				} else {
+					valid++
+					assert.NotEqual(t, 123.0, in.EntropyGrad.Row(b)[tok], "%v: row %d token %d not written", mode, b, tok)
+				}
+			}
+			if valid == 0 {
+				empty++
+			}
+		}
+		require.Positive(t, empty, "the batch must hold an empty row")
+	}
+}

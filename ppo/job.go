@@ -114,8 +114,14 @@ func (j *policyJob[F]) Run(b int) {
 				j.tokenRow(b)
 			}
 		}
-		if !j.in.Entropy.IsZero() && j.lengths[b] > 0 && j.rows[b].bad == badNone {
-			j.entropyRow(b)
+		if !j.in.Entropy.IsZero() && j.rows[b].bad == badNone {
+			if j.lengths[b] > 0 {
+				j.entropyRow(b)
+			} else if !j.in.EntropyGrad.IsZero() {
+				// An empty (or rejected) row still owns its part of
+				// the output: dLoss/dH is 0 there, not what was left.
+				clear(j.in.EntropyGrad.Row(b))
+			}
 		}
 	}
 }
