@@ -167,9 +167,10 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	return res, err
 }
 
-// useAVX2 selects the assembly kernel for float32 rows; tests turn it off to
-// compare the kernel with the Go loop.
-var useAVX2 = kernel.HasAVX2
+// kernelLanes selects the assembly kernel for float32 rows by its width:
+// kernel.PolicyLanes (16 with AVX-512, 8 with AVX2), or 0 for the Go loop.
+// Tests set it to compare the kernels with each other and with the Go loop.
+var kernelLanes = kernel.PolicyLanes
 
 func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 	if err := in.Logp.CheckLayout("logp"); err != nil {
