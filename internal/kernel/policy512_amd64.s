@@ -55,6 +55,8 @@ DATA zpairs<>+52(SB)/4, $13
 DATA zpairs<>+56(SB)/4, $14
 DATA zpairs<>+60(SB)/4, $15
 GLOBL zpairs<>(SB), RODATA|NOPTR, $64
+DATA khalf<>+0(SB)/2, $0x00ff
+GLOBL khalf<>(SB), RODATA|NOPTR, $2
 
 // EXPPS16 sets R = e^X in sixteen float32 lanes for X ≤ 88, leaving X
 // unchanged and clobbering T1 and T2. It is EXPPS of kernel_amd64.s, the
@@ -146,6 +148,24 @@ exp32done:
 	VCMPPS $0x1e, Z29, Z, K \
 	KORW   K, K6, K6
 
+// Scratch of policyTokensAVX512, per step of sixteen tokens of a block of
+// 128: the ratio, the KL derivative, the uncapped behaviour weight, the
+// lanes the log-ratio clamp left live (a 16-bit mask), each at its own
+// 512-byte array on the stack.
+#define sR 0
+#define sDK 512
+#define sW 1024
+#define sLive 1536
+
+// STEPMASK sets K7 to the lanes in range of a step given the number of
+// blocks of eight left, N: all sixteen, or the lower eight when N is 1.
+#define STEPMASK(N, L) \
+	KXNORW K7, K7, K7 \
+	CMPQ N, $1 \
+	JNE  L \
+	KMOVW khalf<>(SB), K7 \
+L:
+
 // func policyTokensAVX512(k *PolicyTokens)
 //
 // policyTokensAVX2 in sixteen lanes; see PolicyTokens for the contract. It
@@ -154,23 +174,36 @@ exp32done:
 // K7 switches off (their loads read nothing and their stores write
 // nothing).
 //
+// It works through blocks of 128 tokens in two passes. The first checks
+// the inputs and evaluates the exponentials — the ratio, the behaviour
+// weight, the KL estimate — with the sums that need nothing else; the
+// second forms the surrogate, the weights and the gradient from what the
+// first left in scratch. One pass per token would put each exponential's
+// chain of dependent instructions (about fifty cycles) in the way of the
+// next token's work: the loop ran at about half the speed the instruction
+// count allows.
+//
 // Same bits as policyTokensAVX2: every lane performs the same float32
 // operations in the same order; masked-off lanes give terms of ±0; ACC16
 // adds the terms to the float64 sums in the order the eight-lane kernel
-// does, and a sum that starts at +0 never becomes −0, so the ±0 of a
-// switched-off lane (or of a block of eight the eight-lane kernel skips
-// for having no valid token) leaves it unchanged. The counters and the
-// largest behaviour weight are kept in sixteen lanes and folded into eight
-// at the end (integer sums and maxima do not depend on order); Bad gets
-// one bit for each of the sixteen lanes.
+// does (each sum is taken in one pass, so in token order), and a sum that
+// starts at +0 never becomes −0, so the ±0 of a switched-off lane (or of a
+// block of eight the eight-lane kernel skips for having no valid token)
+// leaves it unchanged. The counters and the largest behaviour weight are
+// kept in sixteen lanes and folded into eight at the end (integer sums and
+// maxima do not depend on order); Bad gets one bit for each of the
+// sixteen lanes.
 //
 // Registers: K7 lanes in range, K1 valid lanes (in range, mask == 1), K6
-// the lanes found bad; Z1 logp, Z2 base log-prob, Z3 advantage, Z9 the
-// behaviour log-ratio, Z10 the token weight, Z11 the ratio, Z15 the KL
-// log-ratio x; Y16–Y20 the float64 sums of Policy, KLSum, NegDelta, Ratio,
-// Behave; Z21–Z24 the counters High, Low, DualN, Capped; Z25 the largest
-// behaviour weight; Z8 and Z26–Z31 the constants of CONSTS16.
-TEXT ·policyTokensAVX512(SB), NOSPLIT, $0-8
+// the lanes found bad, K2 the lanes the clamp left live; Z1 logp, Z2 base
+// log-prob, Z3 advantage, Z9 the behaviour log-ratio, Z10 the token
+// weight, Z11 the ratio, Z15 the KL log-ratio x; Y16–Y20 the float64 sums
+// of Policy, KLSum, NegDelta, Ratio, Behave; Z21–Z24 the counters High,
+// Low, DualN, Capped; Z25 the largest behaviour weight; Z8 and Z26–Z31 the
+// constants of CONSTS16. R12 is the byte offset of the step in the arrays,
+// R14 in the block's scratch; R11 counts the blocks of eight left (R13 in
+// the first pass).
+TEXT ·policyTokensAVX512(SB), 0, $2048-8
 	MOVQ k+0(FP), R8
 	MOVQ pLogp(R8), AX
 	MOVQ pOld(R8), BX
@@ -197,17 +230,19 @@ TEXT ·policyTokensAVX512(SB), NOSPLIT, $0-8
 	VPXORD Z23, Z23, Z23
 	VPXORD Z24, Z24, Z24
 	VBROADCASTF64X4 pBehaveMax(R8), Z25
-	KXNORW K7, K7, K7
-	CMPQ R11, $1
-	JNE  loop
-	MOVL $0xff, R13
-	KMOVW R13, K7
 
-loop:
+block:
+	MOVQ R11, R13
+	XORQ R14, R14
+
+	// First pass: inputs, the log-ratio and its clamp, the exponentials,
+	// the KL estimate; the sums NegDelta, Ratio, KLSum.
+p1:
+	STEPMASK(R13, p1range)
 	VMOVUPS.Z (DX)(R12*1), K7, Z0
 	VCMPPS $0x00, Z26, Z0, K7, K1 // valid = in range && mask == 1
 	KORTESTW K1, K1
-	JZ   skip
+	JZ   p1next                   // the second pass skips the step too
 
 	// Inputs, loaded as 0 on invalid lanes: the finiteness check sums
 	// them as policyTokensAVX2 does and finds those lanes finite, as that
@@ -217,31 +252,30 @@ loop:
 	VMOVUPS.Z (CX)(R12*1), K1, Z3 // a
 	VADDPS Z1, Z2, Z6             // check = l + old + a (+ each optional input)
 	VADDPS Z3, Z6, Z6
-	VMOVAPS.Z Z26, K1, Z10        // token weight
 
 	CMPQ pHasProx(R8), $0
-	JEQ  noprox
+	JEQ  p1noprox
 	VMOVUPS.Z (SI)(R12*1), K1, Z7 // p
 	VADDPS Z7, Z6, Z6
 	VSUBPS Z2, Z7, Z9             // behaviour log-ratio p − old
 	VMOVAPS Z7, Z2                // the ratio is taken against p
 
-noprox:
+p1noprox:
 	CMPQ pHasRef(R8), $0
-	JEQ  noref
+	JEQ  p1noref
 	VMOVUPS.Z (DI)(R12*1), K1, Z7 // ref
 	VADDPS Z7, Z6, Z6
 	VSUBPS Z7, Z1, Z15            // x = l − ref
 
-noref:
+p1noref:
 	CMPQ pHasTW(R8), $0
-	JEQ  notw
+	JEQ  p1notw
 	VMOVUPS.Z (R9)(R12*1), K1, Z10 // token weight
 	VADDPS Z10, Z6, Z6
 	VCMPPS $0x11, Z8, Z10, K2      // weight < 0
 	KORW K2, K6, K6
 
-notw:
+p1notw:
 	VSUBPS Z6, Z6, Z6              // check − check is 0 exactly when finite
 	VCMPPS $0x04, Z8, Z6, K2       // ≠ 0 or NaN
 	KORW K2, K6, K6
@@ -252,68 +286,37 @@ notw:
 	VMAXPS.BCST pNegClamp(R8), Z4, Z5
 	VMINPS.BCST pClamp(R8), Z5, Z5 // dc = clamp(d)
 	VCMPPS $0x00, Z5, Z4, K2       // live = (d == dc)
+	KMOVW K2, sLive(SP)(R14*1)
 	FLAG16(Z5, K3)
 	EXPPS16(Z5, Z11, Z12, Z13)     // r = e^dc
+	VMOVUPS Z11, sR(SP)(R14*1)
 	VMOVAPS.Z Z11, K1, Z12
 	ACC16(Y19, Z12, Y12, Z13, Y13)
 
-	// The surrogate: which bound is active, the effective ratio reff
-	// (loss = −a·reff) and the lanes with no gradient (K5).
-	VCMPPS $0x1e, Z8, Z3, K3                  // a > 0
-	VCMPPS.BCST $0x1e, pHi(R8), Z11, K3, K4   // high = a > 0 && r > hi
-	COUNT16(Z21, K4)
-	VBLENDMPS.BCST pHi(R8), Z11, K4, Z5
-	KMOVW K4, K5
-	VCMPPS $0x11, Z8, Z3, K3                  // a < 0
-	VCMPPS.BCST $0x11, pLo(R8), Z11, K3, K4   // low = a < 0 && r < lo
-	KORW K4, K5, K5
-	VBLENDMPS.BCST pLo(R8), Z5, K4, Z5
-	COUNT16(Z22, K4)
-	VCMPPS.BCST $0x1e, pDual(R8), Z11, K3, K4 // dual = a < 0 && r > c
-	KORW K4, K5, K5
-	VBLENDMPS.BCST pDual(R8), Z5, K4, Z5
-	COUNT16(Z23, K4)
-	VMULPS Z3, Z5, Z5                         // a·reff = −loss
-	KANDNW K2, K5, K2                         // g = live && no bound active
-	VMULPS.Z Z3, Z11, K2, Z6                  // a·r·g = −dLoss/dlogp of the surrogate
-
 	CMPQ pHasProx(R8), $0
-	JEQ  weighted
+	JEQ  p1kl
 	FLAG16(Z9, K3)
-	EXPPS16(Z9, Z12, Z7, Z13)                 // behaviour weight
-	VCMPPS.BCST $0x1e, pCapAt(R8), Z12, K3
-	KANDW K1, K3, K4
-	COUNT16(Z24, K4)
-	VBLENDMPS.BCST pCapTo(R8), Z12, K3, Z12
-	VMOVAPS.Z Z12, K1, Z12
-	VMAXPS Z25, Z12, Z25
-	VMULPS Z12, Z10, Z10
-	ACC16(Y20, Z12, Y12, Z13, Y13)
+	EXPPS16(Z9, Z12, Z7, Z13)      // behaviour weight, before the cap
+	VMOVUPS Z12, sW(SP)(R14*1)
 
-weighted:
-	VMULPS Z10, Z5, Z5
-	VSUBPS Z5, Z8, Z5              // loss = −a·reff·w
-	ACC16(Y16, Z5, Y5, Z7, Y7)
-	VMULPS Z10, Z6, Z6             // u = a·r·g·w
-
-	MOVQ pKL(R8), R13
-	TESTQ R13, R13
-	JZ   nokl
-	CMPQ R13, $1
-	JNE  k2
+p1kl:
+	CMPQ pKL(R8), $0
+	JEQ  p1next
+	CMPQ pKL(R8), $1
+	JNE  p1k2
 	VMOVAPS.Z Z26, K1, Z13         // k1: k = x, dk = 1
 	VMOVAPS Z15, Z12
-	JMP  klsum
+	JMP  p1klsum
 
-k2:
-	CMPQ R13, $2
-	JNE  k3
+p1k2:
+	CMPQ pKL(R8), $2
+	JNE  p1k3
 	VMULPS Z15, Z15, Z12           // k2: k = x²/2, dk = x
 	VMULPS.BCST zhalf<>(SB), Z12, Z12
 	VMOVAPS Z15, Z13
-	JMP  klsum
+	JMP  p1klsum
 
-k3:
+p1k3:
 	// k3 as policyTokensAVX2 computes it: y = −x = n·ln2 + f, e^f = 1 + f
 	// + q; k = q and dk = −(f + q) where n = 0, else from e = 2^n·(1 + f
 	// + q).
@@ -350,8 +353,80 @@ k3:
 	KANDNW K1, K3, K4              // valid and k not clamped
 	VMOVAPS.Z Z13, K4, Z13
 
-klsum:
+p1klsum:
 	ACC16(Y17, Z12, Y12, Z7, Y7)
+	VMOVUPS Z13, sDK(SP)(R14*1)
+
+p1next:
+	ADDQ $64, R12
+	ADDQ $64, R14
+	SUBQ $2, R13
+	JLE  p1done
+	CMPQ R14, $512
+	JLT  p1
+
+p1done:
+	SUBQ R14, R12 // back to the block's first step
+	XORQ R14, R14
+
+	// Second pass: the surrogate, the weights, the loss and the gradient;
+	// the sums Policy and Behave, the counters.
+p2:
+	STEPMASK(R11, p2range)
+	VMOVUPS.Z (DX)(R12*1), K7, Z0
+	VCMPPS $0x00, Z26, Z0, K7, K1 // valid
+	KORTESTW K1, K1
+	JZ   skip
+	VMOVUPS.Z (CX)(R12*1), K1, Z3 // a
+	VMOVAPS.Z Z26, K1, Z10        // token weight
+	CMPQ pHasTW(R8), $0
+	JEQ  p2notw
+	VMOVUPS.Z (R9)(R12*1), K1, Z10
+
+p2notw:
+	VMOVUPS sR(SP)(R14*1), Z11    // r
+	KMOVW sLive(SP)(R14*1), K2    // live
+
+	// The surrogate: which bound is active, the effective ratio reff
+	// (loss = −a·reff) and the lanes with no gradient (K5).
+	VCMPPS $0x1e, Z8, Z3, K3                  // a > 0
+	VCMPPS.BCST $0x1e, pHi(R8), Z11, K3, K4   // high = a > 0 && r > hi
+	COUNT16(Z21, K4)
+	VBLENDMPS.BCST pHi(R8), Z11, K4, Z5
+	KMOVW K4, K5
+	VCMPPS $0x11, Z8, Z3, K3                  // a < 0
+	VCMPPS.BCST $0x11, pLo(R8), Z11, K3, K4   // low = a < 0 && r < lo
+	KORW K4, K5, K5
+	VBLENDMPS.BCST pLo(R8), Z5, K4, Z5
+	COUNT16(Z22, K4)
+	VCMPPS.BCST $0x1e, pDual(R8), Z11, K3, K4 // dual = a < 0 && r > c
+	KORW K4, K5, K5
+	VBLENDMPS.BCST pDual(R8), Z5, K4, Z5
+	COUNT16(Z23, K4)
+	VMULPS Z3, Z5, Z5                         // a·reff = −loss
+	KANDNW K2, K5, K2                         // g = live && no bound active
+	VMULPS.Z Z3, Z11, K2, Z6                  // a·r·g = −dLoss/dlogp of the surrogate
+
+	CMPQ pHasProx(R8), $0
+	JEQ  weighted
+	VMOVUPS sW(SP)(R14*1), Z12                // behaviour weight
+	VCMPPS.BCST $0x1e, pCapAt(R8), Z12, K3
+	KANDW K1, K3, K4
+	COUNT16(Z24, K4)
+	VBLENDMPS.BCST pCapTo(R8), Z12, K3, Z12
+	VMOVAPS.Z Z12, K1, Z12
+	VMAXPS Z25, Z12, Z25
+	VMULPS Z12, Z10, Z10
+	ACC16(Y20, Z12, Y12, Z13, Y13)
+
+weighted:
+	VMULPS Z10, Z5, Z5
+	VSUBPS Z5, Z8, Z5              // loss = −a·reff·w
+	ACC16(Y16, Z5, Y5, Z7, Y7)
+	VMULPS Z10, Z6, Z6             // u = a·r·g·w
+	CMPQ pKL(R8), $0
+	JEQ  nokl
+	VMOVUPS sDK(SP)(R14*1), Z13    // dk
 	VFMSUB231PS.BCST pBeta(R8), Z13, Z6 // β·dk − u
 	JMP  grad
 
@@ -372,13 +447,12 @@ skip:
 
 next:
 	ADDQ $64, R12
+	ADDQ $64, R14
 	SUBQ $2, R11
 	JLE  done
-	CMPQ R11, $1
-	JNE  loop
-	MOVL $0xff, R13 // one block of eight left: the lower eight lanes
-	KMOVW R13, K7
-	JMP  loop
+	CMPQ R14, $512
+	JLT  p2
+	JMP  block
 
 done:
 	VMOVUPD Y16, pPolicy(R8)
