@@ -5,11 +5,12 @@ package kernel
 import "golang.org/x/sys/cpu"
 
 // HasAVX512 reports whether this build and processor run the sixteen-lane
-// policy kernel: the AVX2 kernels' features plus AVX-512 F (512-bit
-// registers, mask registers), DQ and VL (its instructions on the 256-bit
-// sums and on registers 16–31), as the processor and the operating system
-// both support them. The purego build tag turns it off.
-var HasAVX512 = HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+// kernels (the policy kernel, the mask count): the AVX2 kernels' features
+// plus AVX-512 F (512-bit registers, mask registers), DQ and VL (its
+// instructions on the 256-bit sums and on registers 16–31) and BW (32-bit
+// masks), as the processor and the operating system both support them. The
+// purego build tag turns it off.
+var HasAVX512 = HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
 
 // PolicyLanes is how many float32 lanes the widest policy kernel this build
 // and processor run has: 16 with AVX-512, 8 with AVX2, 0 without either.
@@ -33,6 +34,12 @@ func exp32AVX512(dst, src []float32)
 
 //go:noescape
 func policyTokensAVX512(k *PolicyTokens)
+
+// countMaskAVX512 is countMaskAVX2 sixteen entries at a time; len(m) must
+// be a multiple of 16.
+//
+//go:noescape
+func countMaskAVX512(m []float32) int
 
 // RunLanes runs the token-level policy-loss kernel of the given width, 16
 // (AVX-512) or 8 (AVX2), on the first k.N &^ 7 tokens and reports whether

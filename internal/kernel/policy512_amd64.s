@@ -485,3 +485,61 @@ empty:
 	MOVQ R13, pBad(R8)
 	VZEROUPPER
 	RET
+
+// func countMaskAVX512(m []float32) int
+//
+// countMaskAVX2 sixteen entries at a time, two blocks per iteration: the
+// number of entries equal to 1, or −1 as soon as an entry is neither 0 nor
+// 1 (NaN included); len(m) must be a multiple of 16.
+TEXT ·countMaskAVX512(SB), NOSPLIT, $0-32
+	MOVQ m_base+0(FP), SI
+	MOVQ m_len+8(FP), CX
+	SHRQ $4, CX
+	XORQ AX, AX
+	XORQ BX, BX
+	VBROADCASTSS zone<>(SB), Z1
+	VPXORD Z2, Z2, Z2
+	TESTQ $1, CX
+	JZ   count2
+
+	VMOVUPS (SI), Z0
+	VCMPPS $0x00, Z1, Z0, K1 // == 1
+	VCMPPS $0x00, Z2, Z0, K2 // == 0
+	KORTESTW K2, K1          // CF: every entry is 0 or 1
+	JCC  countbad
+	KMOVW K1, DX
+	POPCNTL DX, AX
+	ADDQ $64, SI
+
+count2:
+	SHRQ $1, CX
+	JZ   countdone
+
+countloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z3
+	VCMPPS $0x00, Z1, Z0, K1
+	VCMPPS $0x00, Z2, Z0, K2
+	VCMPPS $0x00, Z1, Z3, K3
+	VCMPPS $0x00, Z2, Z3, K4
+	KORTESTW K2, K1
+	JCC  countbad
+	KORTESTW K4, K3
+	JCC  countbad
+	KUNPCKWD K1, K3, K1 // the 32 lanes of both blocks
+	KMOVD K1, DX
+	POPCNTL DX, DX
+	ADDQ DX, AX
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  countloop
+
+countdone:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET
+
+countbad:
+	VZEROUPPER
+	MOVQ $-1, ret+24(FP)
+	RET

@@ -11,3 +11,5 @@ const PolicyLanes = 0
 // RunLanes does nothing and returns false: this build has no policy kernel
 // in assembly.
 func (k *PolicyTokens) RunLanes(lanes int) bool { return false }
+
+func countMaskAVX512(m []float32) int { return CountMaskGo(m) }

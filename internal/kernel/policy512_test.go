@@ -254,3 +254,31 @@ func TestPolicyLanes(t *testing.T) {
 	require.False(t, k.RunLanes(4), "a width with no kernel")
 	require.False(t, k.RunLanes(32), "a width with no kernel")
 }
+
+// TestCountMaskWidths: the sixteen- and eight-lane mask counts agree with
+// the Go loop, on counts and on rejecting a bad entry wherever it sits
+// (CountMask itself takes only the widest).
+func TestCountMaskWidths(t *testing.T) {
+	if !HasAVX512 {
+		t.Skip("no AVX-512 on this processor or build")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 0; n <= 256; n += 16 {
+		m := make([]float32, n)
+		for i := range m {
+			if rng.IntN(3) > 0 {
+				m[i] = 1
+			}
+		}
+		want := CountMaskGo(m)
+		require.Equalf(t, want, countMaskAVX2(m), "n=%d, 8 lanes", n)
+		require.Equalf(t, want, countMaskAVX512(m), "n=%d, 16 lanes", n)
+		for k := range n {
+			old := m[k]
+			m[k] = []float32{0.5, float32(math.NaN()), -1, 2}[k%4]
+			require.Equalf(t, -1, countMaskAVX512(m), "n=%d: bad entry at %d", n, k)
+			require.Equalf(t, -1, countMaskAVX2(m), "n=%d: bad entry at %d, 8 lanes", n, k)
+			m[k] = old
+		}
+	}
+}
