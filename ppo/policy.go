@@ -107,7 +107,7 @@ type Result struct {
 // cu_seqlens, grad included: the result is that of the same rows padded to
 // the longest, T, and aggregation is unchanged (|y_b| counts row b's mask,
 // SeqMeanTokenSumNorm's default C is T). It is the same bits, except that
-// float32 rows through the AVX2 kernel agree to float32 rounding when a
+// float32 rows through the assembly kernel agree to float32 rounding when a
 // row's length is not a multiple of 8: its last n mod 8 tokens run in the
 // Go loop, where padded they ran in the kernel.
 func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) (Result, error) {
