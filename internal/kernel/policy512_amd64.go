@@ -6,10 +6,11 @@ import "golang.org/x/sys/cpu"
 
 // HasAVX512 reports whether this build and processor run the sixteen-lane
 // kernels (the policy kernel, the mask count): the AVX2 kernels' features
-// plus AVX-512 F (512-bit registers, mask registers), DQ and VL (its
-// instructions on the 256-bit sums and on registers 16–31) and BW (32-bit
-// masks), as the processor and the operating system both support them. The
-// purego build tag turns it off.
+// plus AVX-512 F (512-bit registers, mask registers), VL (its encoding on
+// the 256-bit registers 16–31 that hold the sums) and BW (the 32-bit mask
+// moves of the mask count), and DQ, which every processor with BW has, as
+// the processor and the operating system both support them. The purego
+// build tag turns it off.
 var HasAVX512 = HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
 
 // PolicyLanes is how many float32 lanes the widest policy kernel this build
