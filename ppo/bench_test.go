@@ -5,6 +5,7 @@ import (
 
 	"github.com/rlpost/rlpost/internal/bench"
 	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -39,7 +40,17 @@ func BenchmarkPolicyLoss(b *testing.B) {
 
 // BenchmarkPolicyLossGo is the same work through the portable Go loop.
 func BenchmarkPolicyLossGo(b *testing.B) {
-	defer ppo.SetAVX2(ppo.SetAVX2(false))
+	defer ppo.SetKernelLanes(ppo.SetKernelLanes(0))
+	BenchmarkPolicyLoss(b)
+}
+
+// BenchmarkPolicyLossAVX2 is the same work through the eight-lane kernel,
+// where BenchmarkPolicyLoss takes the widest the processor has.
+func BenchmarkPolicyLossAVX2(b *testing.B) {
+	if !kernel.HasAVX2 {
+		b.Skip("no AVX2 kernel on this processor or build")
+	}
+	defer ppo.SetKernelLanes(ppo.SetKernelLanes(8))
 	BenchmarkPolicyLoss(b)
 }
 

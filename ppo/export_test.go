@@ -2,11 +2,12 @@ package ppo
 
 import "unsafe"
 
-// SetAVX2 turns the assembly kernel on or off for tests that compare it with
-// the Go loop, and returns the previous setting.
-func SetAVX2(on bool) bool {
-	old := useAVX2
-	useAVX2 = on
+// SetKernelLanes selects the assembly kernel by its width (16, 8) or the
+// Go loop (0) for tests that compare them, and returns the previous
+// setting.
+func SetKernelLanes(lanes int) int {
+	old := kernelLanes
+	kernelLanes = lanes
 	return old
 }
 

@@ -6,14 +6,30 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/ppo"
 )
 
+// kernelWidths are the widths of the assembly kernels this build and
+// processor run: none, 8 (AVX2), or 8 and 16 (AVX-512).
+func kernelWidths() []int {
+	var w []int
+	if kernel.HasAVX2 {
+		w = append(w, 8)
+	}
+	if kernel.HasAVX512 {
+		w = append(w, 16)
+	}
+	return w
+}
+
 // TestAssemblyMatchesGo runs every configuration of the gradient tests, on
 // wider batches whose lengths are not multiples of 4 and whose padding holds
-// NaN and −Inf, through the AVX2 kernel and through the Go loop, in float32,
-// and compares both with the float64 result.
+// NaN and −Inf, through each assembly kernel and through the Go loop, in
+// float32, and compares each with the float64 result; the kernels of both
+// widths must give the same bits.
 func TestAssemblyMatchesGo(t *testing.T) {
 	if !kernel.HasAVX2 {
 		t.Skip("no AVX2 kernel on this processor or build")
@@ -38,8 +54,8 @@ func TestAssemblyMatchesGo(t *testing.T) {
 					t.Fatal(err)
 				}
 				in := to32(in64)
-				run := func(avx bool) (ppo.Result, []float32) {
-					defer ppo.SetAVX2(ppo.SetAVX2(avx))
+				run := func(lanes int) (ppo.Result, []float32) {
+					defer ppo.SetKernelLanes(ppo.SetKernelLanes(lanes))
 					g := make([]float32, in.Logp.Size())
 					res, err := ppo.PolicyLoss(like(g, in.Logp), in, c.cfg)
 					if err != nil {
@@ -47,8 +63,15 @@ func TestAssemblyMatchesGo(t *testing.T) {
 					}
 					return res, g
 				}
-				asm, gAsm := run(true)
-				gor, gGo := run(false)
+				asm, gAsm := run(8)
+				gor, gGo := run(0)
+				if kernel.HasAVX512 {
+					wide, gWide := run(16)
+					require.Equal(t, asm, wide, "result, 16 lanes against 8")
+					for k := range gAsm {
+						require.Equalf(t, math.Float32bits(gAsm[k]), math.Float32bits(gWide[k]), "grad[%d]: %v (16 lanes), %v (8 lanes)", k, gWide[k], gAsm[k])
+					}
+				}
 				big := 0.0
 				for _, w := range want {
 					big = max(big, math.Abs(w))
@@ -91,7 +114,8 @@ func TestAssemblyMatchesGo(t *testing.T) {
 }
 
 // TestBitIdenticalAcrossRunsAndCPUs: the same input gives the same bits on
-// every call, with one CPU or all.
+// every call, with one CPU or all, through the AVX2 kernel or the AVX-512
+// one.
 func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
 	in := to32(randomInputs(batchSpec{b: 40, t: 1031, ref: true, prox: true, weights: true, spread: 0.3, nonPrefix: true, seed: 31}))
 	cfg := ppo.DefaultConfig()
@@ -99,8 +123,12 @@ func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
 	var first ppo.Result
 	var firstGrad []float32
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for i, procs := range []int{1, 2, 4, 1, 2} {
+	defer ppo.SetKernelLanes(ppo.SetKernelLanes(kernel.PolicyLanes))
+	for i, procs := range []int{1, 2, 4, 1, 2, 1, 2} {
 		runtime.GOMAXPROCS(procs)
+		if i >= 5 && kernel.HasAVX512 {
+			ppo.SetKernelLanes(8) // the last two runs on the eight-lane kernel
+		}
 		g := make([]float32, in.Logp.Size())
 		res, err := ppo.PolicyLoss(like(g, in.Logp), in, cfg)
 		if err != nil {
@@ -111,11 +139,11 @@ func TestBitIdenticalAcrossRunsAndCPUs(t *testing.T) {
 			continue
 		}
 		if res != first {
-			t.Fatalf("GOMAXPROCS=%d: result %+v, first run %+v", procs, res, first)
+			t.Fatalf("run %d, GOMAXPROCS=%d: result %+v, first run %+v", i, procs, res, first)
 		}
 		for k := range g {
 			if math.Float32bits(g[k]) != math.Float32bits(firstGrad[k]) {
-				t.Fatalf("GOMAXPROCS=%d: grad[%d] = %v, first run %v", procs, k, g[k], firstGrad[k])
+				t.Fatalf("run %d, GOMAXPROCS=%d: grad[%d] = %v, first run %v", i, procs, k, g[k], firstGrad[k])
 			}
 		}
 	}

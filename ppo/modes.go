@@ -153,7 +153,7 @@ func (j *policyJob[F]) policyWeight(acc *rowAcc, prox, old, tw []F, t, k int) fl
 }
 
 // modeRow is the row kernel of the modes CISPO, SAPO, GPG, Clip-Cov and
-// KL-Cov: one pass per token in Go (the AVX2 kernel serves Vanilla only);
+// KL-Cov: one pass per token in Go (the assembly kernels serve Vanilla only);
 // Clip-Cov and KL-Cov read the tokens selectCov picked.
 func (j *policyJob[F]) modeRow(b int) {
 	acc := &j.rows[b]

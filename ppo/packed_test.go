@@ -191,7 +191,7 @@ func checkPackedMatchesPadded[F tensor.Float](t *testing.T, c packedCase[F], cfg
 // same rows padded to the longest, in every mode, in float64 and in float32
 // through the Go loop.
 func TestPackedMatchesPadded(t *testing.T) {
-	defer ppo.SetAVX2(ppo.SetAVX2(false))
+	defer ppo.SetKernelLanes(ppo.SetKernelLanes(0))
 	for _, c := range packedConfigs() {
 		for trial := range 3 {
 			rng := rand.New(rand.NewPCG(uint64(trial), c.spec.seed))
@@ -205,7 +205,7 @@ func TestPackedMatchesPadded(t *testing.T) {
 	}
 }
 
-// TestPackedMatchesPaddedAVX2: through the assembly kernel, rows whose
+// TestPackedMatchesPaddedAVX2: through each assembly kernel, rows whose
 // lengths are multiples of 8 give the padded bits exactly (the kernel sees
 // the same lanes); other lengths run their last n mod 8 tokens through the
 // Go loop where the padded row ran them through the kernel, so gradients
@@ -214,22 +214,24 @@ func TestPackedMatchesPaddedAVX2(t *testing.T) {
 	if !kernel.HasAVX2 {
 		t.Skip("no AVX2 kernel on this processor or build")
 	}
-	defer ppo.SetAVX2(ppo.SetAVX2(true))
-	for _, c := range packedConfigs() {
-		rng := rand.New(rand.NewPCG(5, c.spec.seed))
-		eights := []int{0, 8, 16, 40, 8, 0, 24}
-		t.Run(c.name, func(t *testing.T) {
-			checkPackedMatchesPadded(t, newPackedCase[float32](eights, c.spec, c.entropy, c.rollout), c.cfg, true)
-			ragged := raggedLengths(rng, 7, 45)
-			checkPackedMatchesPadded(t, newPackedCase[float32](ragged, c.spec, c.entropy, c.rollout), c.cfg, false)
-		})
+	for _, lanes := range kernelWidths() {
+		defer ppo.SetKernelLanes(ppo.SetKernelLanes(lanes))
+		for _, c := range packedConfigs() {
+			rng := rand.New(rand.NewPCG(5, c.spec.seed))
+			eights := []int{0, 8, 16, 40, 8, 0, 24}
+			t.Run(fmt.Sprintf("%s/%d lanes", c.name, lanes), func(t *testing.T) {
+				checkPackedMatchesPadded(t, newPackedCase[float32](eights, c.spec, c.entropy, c.rollout), c.cfg, true)
+				ragged := raggedLengths(rng, 7, 45)
+				checkPackedMatchesPadded(t, newPackedCase[float32](ragged, c.spec, c.entropy, c.rollout), c.cfg, false)
+			})
+		}
 	}
 }
 
 func TestPackedPolicyLossAllocatesNothing(t *testing.T) {
 	lengths := []int{0, 1, 37, 200, 9, 64}
-	for _, avx := range []bool{false, true} {
-		defer ppo.SetAVX2(ppo.SetAVX2(avx))
+	for _, lanes := range append([]int{0}, kernelWidths()...) {
+		defer ppo.SetKernelLanes(ppo.SetKernelLanes(lanes))
 		c := newPackedCase[float32](lengths, batchSpec{ref: true, spread: 0.3, seed: 3}, false, false)
 		g, err := tensor.Packed(make([]float32, c.packed.Logp.Len()), c.packed.Logp.Offsets)
 		require.NoError(t, err)
@@ -239,7 +241,7 @@ func TestPackedPolicyLossAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		allocs := testing.AllocsPerRun(20, func() { _, _ = ppo.PolicyLoss(g, c.packed, cfg) })
-		require.Zerof(t, allocs, "avx2=%v", avx)
+		require.Zerof(t, allocs, "%d lanes", lanes)
 	}
 }
 

@@ -107,7 +107,7 @@ type Result struct {
 // cu_seqlens, grad included: the result is that of the same rows padded to
 // the longest, T, and aggregation is unchanged (|y_b| counts row b's mask,
 // SeqMeanTokenSumNorm's default C is T). It is the same bits, except that
-// float32 rows through the AVX2 kernel agree to float32 rounding when a
+// float32 rows through the assembly kernel agree to float32 rounding when a
 // row's length is not a multiple of 8: its last n mod 8 tokens run in the
 // Go loop, where padded they ran in the kernel.
 func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) (Result, error) {
@@ -172,9 +172,10 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	return res, err
 }
 
-// useAVX2 selects the assembly kernel for float32 rows; tests turn it off to
-// compare the kernel with the Go loop.
-var useAVX2 = kernel.HasAVX2
+// kernelLanes selects the assembly kernel for float32 rows by its width:
+// kernel.PolicyLanes (16 with AVX-512, 8 with AVX2), or 0 for the Go loop.
+// Tests set it to compare the kernels with each other and with the Go loop.
+var kernelLanes = kernel.PolicyLanes
 
 func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 	if err := in.Logp.CheckLayout("logp"); err != nil {

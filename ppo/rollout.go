@@ -27,8 +27,8 @@ import (
 //
 // Log-ratios are clamped to ±20 before exp, as verl's SAFETY_BOUND. Both run
 // as a row-parallel pass before the loss that writes an effective mask and
-// token weights into the job's scratch, so every loss mode, and the AVX2
-// kernel, serve rollout-corrected batches unchanged.
+// token weights into the job's scratch, so every loss mode, and the
+// assembly kernels, serve rollout-corrected batches unchanged.
 
 // RolloutLevel is the level of rollout importance weights (verl rollout_is)
 // or rejection (verl rollout_rs).

@@ -6,10 +6,10 @@ import "math"
 // clipped surrogate with its dual clip, the behaviour-weight cap, and the KL
 // estimators — with every bound resolved from a Config once per call. They
 // are the one definition of those rules: the Go loop and the GSPO path call
-// these methods, the AVX2 kernel takes its constants from the same fields,
-// and TestRules drives every implementation (float64 and float32 Go loops,
-// assembly, GSPO, and the CUDA kernels under the cudaemu emulator) with the
-// same edge values. A new rule goes here first.
+// these methods, the assembly kernels (AVX2, AVX-512) take their constants
+// from the same fields, and TestRules drives every implementation (float64
+// and float32 Go loops, both kernels, GSPO, and the CUDA kernels under the
+// cudaemu emulator) with the same edge values. A new rule goes here first.
 type rules struct {
 	// clamp bounds |logp − old_logp| before exp (+Inf when off).
 	clamp float64
@@ -67,7 +67,7 @@ func (c Config) rules() rules {
 		r.dual = c.DualClip
 	}
 	if c.KLEstimator == LowVarKL {
-		// low_var_kl is k3 clamped at 10, which the AVX2 kernel serves.
+		// low_var_kl is k3 clamped at 10, which the assembly kernels serve.
 		r.est, r.klClamp = K3, 10
 	}
 	if c.KLClamp > 0 {
@@ -167,8 +167,8 @@ func (r *rules) kl(x, e float64) (k, dk float64) {
 // needExp reports whether kl reads e^{−x}.
 func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
 
-// kernelServes reports whether the AVX2 kernel computes these rules with a
-// reference policy: it knows k1, k2 and k3 (low_var_kl resolves to k3).
+// kernelServes reports whether the assembly kernels compute these rules with
+// a reference policy: they know k1, k2 and k3 (low_var_kl resolves to k3).
 func (r *rules) kernelServes() bool { return r.est <= K3 }
 
 // cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its

@@ -13,12 +13,14 @@ import (
 )
 
 // TestRules drives every CPU implementation of the loss rules — the Go
-// loop in float64 and float32, the AVX2 kernel, and the GSPO path in both
-// storage types — through the same edge of each rule, and checks each
-// against the hand-worked value. cuda's TestRulesOnDevice does the same
+// loop in float64 and float32, the AVX2 and AVX-512 kernels, and the GSPO
+// path in both storage types — through the same edge of each rule, and
+// checks each against the hand-worked value. cuda's TestRulesOnDevice does the same
 // for the CUDA kernels under the cudaemu emulator.
 func TestRules(t *testing.T) {
-	const n = 8 // two AVX2 lanes' worth of 4, no tail
+	// Three blocks of eight for the AVX2 kernel; one of sixteen and one
+	// of eight for the AVX-512 kernel. No tail for the Go loop.
+	const n = 24
 	for _, c := range rulecases.Cases() {
 		t.Run(c.Name, func(t *testing.T) {
 			in64 := rulecases.Inputs(c, n)
@@ -34,9 +36,9 @@ func TestRules(t *testing.T) {
 					return res, g[0], err
 				}
 			}
-			run32 := func(level ppo.RatioLevel, avx bool) func() (ppo.Result, float64, error) {
+			run32 := func(level ppo.RatioLevel, lanes int) func() (ppo.Result, float64, error) {
 				return func() (ppo.Result, float64, error) {
-					defer ppo.SetAVX2(ppo.SetAVX2(avx))
+					defer ppo.SetKernelLanes(ppo.SetKernelLanes(lanes))
 					g := make([]float32, n)
 					res, err := ppo.PolicyLoss(like(g, in32.Logp), in32, rulecases.Config(c, level))
 					return res, float64(g[0]), err
@@ -44,13 +46,16 @@ func TestRules(t *testing.T) {
 			}
 			impls := []impl{
 				{"go float64", run64(ppo.TokenRatio)},
-				{"go float32", run32(ppo.TokenRatio, false)},
+				{"go float32", run32(ppo.TokenRatio, 0)},
 			}
 			if !c.TokenLevel {
-				impls = append(impls, impl{"gspo float64", run64(ppo.SequenceRatio)}, impl{"gspo float32", run32(ppo.SequenceRatio, false)})
+				impls = append(impls, impl{"gspo float64", run64(ppo.SequenceRatio)}, impl{"gspo float32", run32(ppo.SequenceRatio, 0)})
 			}
 			if kernel.HasAVX2 {
-				impls = append(impls, impl{"avx2", run32(ppo.TokenRatio, true)})
+				impls = append(impls, impl{"avx2", run32(ppo.TokenRatio, 8)})
+			}
+			if kernel.HasAVX512 {
+				impls = append(impls, impl{"avx512", run32(ppo.TokenRatio, 16)})
 			}
 			for _, im := range impls {
 				res, g, err := im.run()

@@ -33,9 +33,10 @@ type rowSums struct {
 	capped                      int
 }
 
-// tokenRow is the token-level kernel for row b: the AVX2 assembly for
-// float32 storage where the processor has it (internal/kernel), with the Go
-// loop for the last T mod 8 tokens, and the Go loop alone otherwise. T is
+// tokenRow is the token-level kernel for row b: the assembly for float32
+// storage where the processor has it (internal/kernel: sixteen lanes with
+// AVX-512, eight with AVX2, the same bits either way), with the Go loop for
+// the last T mod 8 tokens, and the Go loop alone otherwise. T is
 // the row's length: the batch's T, or the row's own in a packed batch. A row
 // the assembly flags as bad is recomputed in Go to name the position.
 func (j *policyJob[F]) tokenRow(b int) {
@@ -48,7 +49,7 @@ func (j *policyJob[F]) tokenRow(b int) {
 	}
 	s := rowSums{behaveMax: 1}
 	from := 0
-	if j.fastExp && useAVX2 && T >= 8 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
+	if j.fastExp && kernelLanes > 0 && T >= 8 && (j.in.RefLogp.IsZero() || j.rules.kernelServes()) && j.cfg.EntropyTopRatio == 0 {
 		if j.kernelRow(b, T, &s) {
 			from = T &^ 7
 		} else {
@@ -66,9 +67,9 @@ func (j *policyJob[F]) tokenRow(b int) {
 	acc.clipLow, acc.clipHigh, acc.dual = s.clips[clipLow], s.clips[clipHigh], s.clips[clipDual]
 }
 
-// kernelRow runs the AVX2 kernel on the first T&^7 of the T tokens of row b
-// (F is float32 here) and adds its sums to s; it reports false if a lane
-// was bad.
+// kernelRow runs the assembly kernel on the first T&^7 of the T tokens of
+// row b (F is float32 here) and adds its sums to s; it reports false if a
+// lane was bad.
 func (j *policyJob[F]) kernelRow(b, T int, s *rowSums) bool {
 	in := &j.in
 	start, _ := in.Logp.Span(b) // every batch of the call shares the layout
@@ -100,7 +101,7 @@ func (j *policyJob[F]) kernelRow(b, T int, s *rowSums) bool {
 	if k.HasRef != 0 {
 		k.KL = int64(r.est) + 1
 	}
-	k.Run()
+	k.RunLanes(kernelLanes)
 	policy, kl, negDelta := kernel.Sum(k.Policy), kernel.Sum(k.KLSum), kernel.Sum(k.NegDelta)
 	ratio, behave := kernel.Sum(k.Ratio), kernel.Sum(k.Behave)
 	// A sum that overflowed in float32 terms (finite in float64) also

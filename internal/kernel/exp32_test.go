@@ -67,32 +67,46 @@ func TestPolicyTokensSmallKL(t *testing.T) {
 	if !HasAVX2 {
 		t.Skip("no AVX2 on this processor")
 	}
+	lanes := []int{8}
+	if HasAVX512 {
+		lanes = append(lanes, 16)
+	}
 	for _, x := range []float64{1e-6, -1e-6, 3e-4, -3e-4, 0.01, -0.01, 0.3, -0.3, 0.5, -0.5, 2, -2, 30} {
-		const n = 8
-		lp, ref := make([]float32, n), make([]float32, n)
-		zero, one, g := make([]float32, n), make([]float32, n), make([]float32, n)
-		for i := range n {
-			lp[i], one[i] = -1, 1
+		for _, w := range lanes {
+			smallKL(t, x, w)
 		}
-		for i := range n {
-			// The argument the kernel sees is x rounded through float32.
-			ref[i] = lp[i] - float32(x)
-		}
-		xs := float64(lp[0] - ref[0])
-		k := &PolicyTokens{Logp: &lp[0], Old: &lp[0], Adv: &zero[0], Mask: &one[0], Ref: &ref[0], Grad: &g[0],
-			N: n, HasRef: 1, KL: 3, Lo: Splat(0.8), Hi: Splat(1.2), Dual: Splat(math.Inf(1)),
-			Clamp: Splat(20), NegClamp: Splat(-20), Beta: Splat(1), Coef: Splat(1), KLClamp: Splat(math.Inf(1)),
-			CapAt: Splat(math.Inf(1)), CapTo: Splat(math.Inf(1)), BehaveMax: Splat(1)}
-		if !k.Run() || k.Bad != 0 {
-			t.Fatalf("x=%v: kernel did not run or flagged %b", x, k.Bad)
-		}
-		wantK := math.Expm1(-xs) + xs
-		wantDK := -math.Expm1(-xs)
-		if e := relErr(Sum(k.KLSum)/n, wantK); e > 1e-6 {
-			t.Errorf("x=%v: k = %v, want %v (relative error %.3g)", xs, Sum(k.KLSum)/n, wantK, e)
-		}
-		if e := relErr(float64(g[0]), wantDK); e > 1e-6 {
-			t.Errorf("x=%v: dk = %v, want %v (relative error %.3g)", xs, g[0], wantDK, e)
+	}
+}
+
+// smallKL checks the k3 estimate of a row of 24 tokens at x with the
+// kernel of the given width.
+func smallKL(t *testing.T, x float64, lanes int) {
+	const n = 24
+	lp, ref := make([]float32, n), make([]float32, n)
+	zero, one, g := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range n {
+		lp[i], one[i] = -1, 1
+	}
+	for i := range n {
+		// The argument the kernel sees is x rounded through float32.
+		ref[i] = lp[i] - float32(x)
+	}
+	xs := float64(lp[0] - ref[0])
+	k := &PolicyTokens{Logp: &lp[0], Old: &lp[0], Adv: &zero[0], Mask: &one[0], Ref: &ref[0], Grad: &g[0],
+		N: n, HasRef: 1, KL: 3, Lo: Splat(0.8), Hi: Splat(1.2), Dual: Splat(math.Inf(1)),
+		Clamp: Splat(20), NegClamp: Splat(-20), Beta: Splat(1), Coef: Splat(1), KLClamp: Splat(math.Inf(1)),
+		CapAt: Splat(math.Inf(1)), CapTo: Splat(math.Inf(1)), BehaveMax: Splat(1)}
+	if !k.RunLanes(lanes) || k.Bad != 0 {
+		t.Fatalf("x=%v, %d lanes: kernel did not run or flagged %b", x, lanes, k.Bad)
+	}
+	wantK := math.Expm1(-xs) + xs
+	wantDK := -math.Expm1(-xs)
+	if e := relErr(Sum(k.KLSum)/n, wantK); e > 1e-6 {
+		t.Errorf("x=%v, %d lanes: k = %v, want %v (relative error %.3g)", xs, lanes, Sum(k.KLSum)/n, wantK, e)
+	}
+	for i, gi := range g {
+		if e := relErr(float64(gi), wantDK); e > 1e-6 {
+			t.Errorf("x=%v, %d lanes: dk[%d] = %v, want %v (relative error %.3g)", xs, lanes, i, gi, wantDK, e)
 		}
 	}
 }

@@ -2,10 +2,17 @@ package kernel
 
 // CountMask returns the number of entries of m equal to 1, or −1 if an entry
 // is neither 0 nor 1 (NaN included). It validates and measures a mask row in
-// one pass, eight entries per instruction with AVX2.
+// one pass, sixteen entries per instruction with AVX-512, eight with AVX2.
 func CountMask(m []float32) int {
 	n := 0
-	if HasAVX2 {
+	switch {
+	case HasAVX512:
+		head := len(m) &^ 15
+		if n = countMaskAVX512(m[:head]); n < 0 {
+			return -1
+		}
+		m = m[head:]
+	case HasAVX2:
 		head := len(m) &^ 7
 		if n = countMaskAVX2(m[:head]); n < 0 {
 			return -1

@@ -1,0 +1,36 @@
+// Offsets into PolicyTokens, for the assembly of kernel_amd64.s and
+// policy512_amd64.s; TestPolicyTokensLayout checks them against the Go struct.
+#define pLogp 0
+#define pOld 8
+#define pAdv 16
+#define pMask 24
+#define pProx 32
+#define pRef 40
+#define pTW 48
+#define pGrad 56
+#define pN 64
+#define pHasProx 72
+#define pHasRef 80
+#define pHasTW 88
+#define pKL 96
+#define pLo 128
+#define pHi 160
+#define pDual 192
+#define pClamp 224
+#define pNegClamp 256
+#define pBeta 288
+#define pCoef 320
+#define pKLClamp 352
+#define pCapAt 384
+#define pCapTo 416
+#define pPolicy 448
+#define pKLSum 480
+#define pNegDelta 512
+#define pRatio 544
+#define pBehave 576
+#define pBehaveMax 608
+#define pHigh 640
+#define pLow 672
+#define pDualN 704
+#define pCapped 736
+#define pBad 768
