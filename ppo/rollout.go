@@ -211,7 +211,7 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	cfg := &j.cfg
 	p := cfg.rolloutBounds()
 	start, n := j.in.Logp.Span(b)
-	if !(j.fastExp && useAVX2 && j.rolloutKernel(start, n, &p, acc)) {
+	if !(j.fastExp && kernelLanes > 0 && j.rolloutKernel(start, n, &p, acc)) {
 		// The Go loop; after the kernel, it redoes the row to name a bad
 		// position or to compute what float32 could not.
 		*acc = rolloutAcc{}

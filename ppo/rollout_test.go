@@ -366,11 +366,12 @@ func TestRolloutAssemblyMatchesGo(t *testing.T) {
 				ref, err := ppo.PolicyLoss(gradBatch(want, in64), in64, cfg)
 				require.NoError(t, err)
 				in := to32(in64)
-				for _, avx := range []bool{true, false} {
-					old := ppo.SetAVX2(avx)
+				for _, lanes := range []int{kernel.PolicyLanes, 0} {
+					avx := lanes > 0
+					old := ppo.SetKernelLanes(lanes)
 					g := make([]float32, in.Logp.Size())
 					res, err := ppo.PolicyLoss(like(g, in.Logp), in, cfg)
-					ppo.SetAVX2(old)
+					ppo.SetKernelLanes(old)
 					require.NoError(t, err)
 					assert.Truef(t, relClose(res.Loss, ref.Loss, 1e-5, 1e-7), "avx %v: loss %.9g, float64 %.9g", avx, res.Loss, ref.Loss)
 					for k, v := range g {

@@ -4,8 +4,9 @@ package kernel
 
 import "golang.org/x/sys/cpu"
 
-// HasAVX512 reports whether this build and processor run the sixteen-lane
-// kernels (the policy kernel, the mask count): the AVX2 kernels' features
+// HasAVX512 reports whether this build and processor run the AVX-512
+// kernels (the sixteen-lane policy kernel and mask count, the eight-row GAE
+// and Bi-Level GAE kernels): the AVX2 kernels' features
 // plus AVX-512 F (512-bit registers, mask registers), VL (its encoding on
 // the 256-bit registers 16–31 that hold the sums) and BW (the 32-bit mask
 // moves of the mask count), and DQ, which every processor with BW has, as
