@@ -1,0 +1,84 @@
+package grpo_test
+
+import (
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/rlpost/rlpost/grpo"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkersDoNotChangeBits: the batch statistics the row engine forms
+// from its rows' pieces (Stats' moments, ScaleBatch's σ, the REINFORCE++
+// whitening) combine fixed pieces in a fixed order, so every advantage
+// and every Stats field has the same bits at any GOMAXPROCS.
+func TestWorkersDoNotChangeBits(t *testing.T) {
+	const size, n = 16, 1 << 16
+	r := make([]float32, n)
+	scored := make([]bool, n)
+	lengths := make([]int, n)
+	base := make([]float32, n)
+	for i := range r {
+		r[i] = float32((i*7919)%13)/4 - 1.3
+		if (i/size)%7 == 0 {
+			r[i] = 1 // equal groups
+		}
+		scored[i] = (i*31)%11 != 0
+		lengths[i] = 1 + (i*17)%23
+		base[i] = float32((i*13)%5) / 5
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = (i * 40503) % (n / size) // groups by id, shuffled
+	}
+	byID, err := grpo.ByID(ids)
+	require.NoError(t, err)
+	type call struct {
+		name string
+		g    grpo.Groups
+		cfg  grpo.Config
+		in   grpo.Inputs[float32]
+	}
+	var calls []call
+	for _, g := range []struct {
+		name string
+		g    grpo.Groups
+	}{{"contiguous", grpo.Contiguous(size)}, {"by id", byID}} {
+		calls = append(calls,
+			call{g.name + " GRPO", g.g, grpo.DefaultConfig(), grpo.Inputs[float32]{}},
+			call{g.name + " GRPO batch σ", g.g, grpo.Config{Scale: grpo.ScaleBatch, Eps: 1e-6}, grpo.Inputs[float32]{}},
+		)
+		for e := grpo.RLOO; e <= grpo.PassK; e++ {
+			in := grpo.Inputs[float32]{Scored: scored}
+			switch e {
+			case grpo.ReMax:
+				in.Baseline = base
+			case grpo.OPO, grpo.ReinforcePlusPlus:
+				in.Lengths = lengths
+			}
+			calls = append(calls, call{g.name + " estimator", g.g, grpo.Config{Estimator: e, Eps: 1e-6}, in})
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range calls {
+		var want []float32
+		var wantSt grpo.Stats
+		for _, procs := range []int{1, 2, 7} {
+			runtime.GOMAXPROCS(procs)
+			got := make([]float32, n)
+			st, err := grpo.AdvantagesWith(got, r, c.g, c.cfg, c.in)
+			require.NoError(t, err, "%s %+v", c.name, c.cfg)
+			if want == nil {
+				want, wantSt = got, st
+				continue
+			}
+			require.Equal(t, wantSt, st, "%s %+v at GOMAXPROCS %d", c.name, c.cfg, procs)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s %+v at GOMAXPROCS %d: [%d] = %v, at 1: %v", c.name, c.cfg, procs, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
