@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/grpo"
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,5 +81,34 @@ func TestWorkersDoNotChangeBits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFirstBadInputInIndexOrder: the inputs are checked group by group on
+// the row engine, and the error names the first bad index in index order,
+// as one pass over them would, whichever group or worker met it first.
+func TestFirstBadInputInIndexOrder(t *testing.T) {
+	const size, n = 8, 1 << 15
+	r := make([]float64, n)
+	lengths := make([]int, n)
+	for i := range r {
+		r[i] = float64(i % 5)
+		lengths[i] = 1 + i%3
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = (n - 1 - i) / size // later indices in earlier groups
+	}
+	byID, err := grpo.ByID(ids)
+	require.NoError(t, err)
+	lengths[20000] = 0
+	r[30001] = math.NaN()
+	lengths[9000] = -1
+	for _, g := range []grpo.Groups{grpo.Contiguous(size), byID} {
+		_, err := grpo.AdvantagesWith(make([]float64, n), r, g, grpo.Config{Estimator: grpo.OPO}, grpo.Inputs[float64]{Lengths: lengths})
+		var ae *tensor.ArgError
+		require.ErrorAs(t, err, &ae)
+		require.ErrorIs(t, err, tensor.ErrRange)
+		require.Contains(t, err.Error(), "[9000]")
 	}
 }

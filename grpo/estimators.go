@@ -1,12 +1,15 @@
 package grpo
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/rlpost/rlpost/internal/parallel"
+	"github.com/rlpost/rlpost/internal/stat"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -120,8 +123,8 @@ func AdvantagesWith[F tensor.Float](dst, rewards []F, g Groups, cfg Config, in I
 	return st, nil
 }
 
-// general validates the inputs, then runs the estimator over the groups in
-// order.
+// general checks the inputs' shapes, then runs the estimator over the
+// groups on the row engine (see estimate.run).
 func general[F tensor.Float](dst, rewards []F, g Groups, cfg Config, in Inputs[F]) (Stats, error) {
 	n := len(rewards)
 	if n == 0 {
@@ -134,71 +137,100 @@ func general[F tensor.Float](dst, rewards []F, g Groups, cfg Config, in Inputs[F
 	if err != nil {
 		return Stats{}, err
 	}
-	if err := checkInputs(rewards, cfg, in); err != nil {
+	if err := checkShapes(n, cfg, in); err != nil {
 		return Stats{}, err
 	}
 	e := parallel.Get[estimate[F]](estimates)
 	defer putEstimate(e)
-	*e = estimate[F]{dst: dst, r: rewards, g: g, cfg: cfg, in: in, groups: groups, status: e.status}
+	e.dst, e.r, e.g, e.cfg, e.in, e.groups = dst, rewards, g, cfg, in, groups
 	return e.run()
 }
 
-// checkInputs reports the first input that is missing, misshapen, not
-// finite where scored, or not read by the estimator.
-func checkInputs[F tensor.Float](rewards []F, cfg Config, in Inputs[F]) error {
-	n := len(rewards)
-	if in.Scored != nil && len(in.Scored) != n {
-		return tensor.Errorf(tensor.ErrShape, "Inputs.Scored", nil, "length %d, want %d", len(in.Scored), n)
-	}
-	scored := func(i int) bool { return in.Scored == nil || in.Scored[i] }
+// checkShapes reports the first input that is missing, misshapen or not
+// read by the estimator. Their values are checked group by group, on the
+// row engine (estimate.checkSpan).
+func checkShapes[F tensor.Float](n int, cfg Config, in Inputs[F]) error {
 	switch {
+	case in.Scored != nil && len(in.Scored) != n:
+		return tensor.Errorf(tensor.ErrShape, "Inputs.Scored", nil, "length %d, want %d", len(in.Scored), n)
 	case cfg.Estimator == ReMax && in.Baseline == nil:
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Baseline", nil, "ReMax needs the greedy responses' rewards")
 	case cfg.Estimator != ReMax && in.Baseline != nil:
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Baseline", nil, "is read by ReMax only")
 	case cfg.Estimator == OPO && in.Lengths == nil:
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Lengths", nil, "OPO needs the response lengths")
-	case in.Lengths != nil && cfg.Estimator != OPO && cfg.Estimator != ReinforcePlusPlus && cfg.Estimator != ReinforcePlusPlusBaseline:
+	case in.Lengths != nil && cfg.Estimator != OPO && !cfg.whitens():
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Lengths", nil, "are read by OPO and the REINFORCE++ estimators only")
 	case in.Baseline != nil && len(in.Baseline) != n:
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Baseline", nil, "length %d, want %d", len(in.Baseline), n)
 	case in.Lengths != nil && len(in.Lengths) != n:
 		return tensor.Errorf(tensor.ErrShape, "Inputs.Lengths", nil, "length %d, want %d", len(in.Lengths), n)
 	}
-	for i, r := range rewards {
-		if !scored(i) {
-			continue
-		}
-		if !tensor.IsFinite(r) {
-			return tensor.Errorf(tensor.ErrNonFinite, "rewards", tensor.At(i), "%v (mark a missing reward in Inputs.Scored)", float64(r))
-		}
-		if in.Baseline != nil && !tensor.IsFinite(in.Baseline[i]) {
-			return tensor.Errorf(tensor.ErrNonFinite, "Inputs.Baseline", tensor.At(i), "%v", float64(in.Baseline[i]))
-		}
-		if in.Lengths != nil && in.Lengths[i] < 1 {
-			return tensor.Errorf(tensor.ErrRange, "Inputs.Lengths", tensor.At(i), "%d, want ≥ 1", in.Lengths[i])
-		}
-	}
 	return nil
 }
 
-// estimate is one AdvantagesWith call.
+// whitens reports whether the estimator whitens over the batch.
+func (c Config) whitens() bool {
+	return c.Estimator == ReinforcePlusPlus || c.Estimator == ReinforcePlusPlusBaseline
+}
+
+// needsBatch reports whether the groups' advantages need a batch statistic
+// (σ_B or GPG's α) before they can be written.
+func (c Config) needsBatch() bool {
+	if c.Estimator == GPG {
+		return true
+	}
+	return c.Scale == ScaleBatch && (c.Estimator == GRPO || c.Estimator == RLOO || c.Estimator == PassK)
+}
+
+// The phases of an estimate: each is one run of the groups on the row
+// engine, perGroupRow groups to a row.
+const (
+	phaseMoments = iota // check the inputs, take the groups' moments
+	phaseGroups         // the same, and write the advantages
+	phaseWhiten         // whiten the advantages over the batch
+)
+
+// estimate is one AdvantagesWith call. Its batch statistics (Stats'
+// moments, σ_B, GPG's α, the whitening's mean and variance) are formed from
+// each group's summary: a row of perGroupRow groups combines its groups',
+// and the caller combines the rows' in row order (stat.Combine), so they
+// have the same bits at any GOMAXPROCS. A call that needs σ_B or α before
+// any advantage runs the moments phase first; one that whitens runs a last
+// phase that applies the whitening.
 type estimate[F tensor.Float] struct {
 	dst, r []F
 	g      Groups
 	cfg    Config
 	in     Inputs[F]
 	groups int
-	st     Stats
+	phase  int
+	// gathered is set once a phase has gathered the groups by id.
+	gathered bool
 
+	st       Stats
 	batchStd float64 // ScaleBatch's σ over the scored rewards
 	alpha    float64 // GPG's α
+	// The whitening: x ↦ (x − whiteMean)·whiteScale.
+	whiteMean, whiteScale float64
 
-	// The groups run on the row engine, one group per row; each group's
-	// outcome goes to its own status byte, counted afterwards in order.
-	status   []uint8
+	// Each group's outcome; each row's summaries of its scored rewards
+	// and of its whitened advantages, and its counts for GPG's α: the
+	// members whose advantage vanishes, and the nonzero rewards.
+	status              []uint8
+	batchRows, whiteRow []stat.Summary
+	invalid, nonzero    []int
+
+	// Groups by id are gathered into consecutive slots (Groups.order's
+	// order) so that they run through the same loops as contiguous ones.
+	gr, gd, gb []F
+	gs         []bool
+	gl         []int
+
 	mu       sync.Mutex
-	badGroup int   // the first group (in order) whose advantages overflow
+	inputAt  int   // the first index (in index order) with a bad input
+	inputErr error // its error
+	badGroup int   // the first group (in group order) whose advantages fail
 	err      error // its error
 }
 
@@ -207,8 +239,8 @@ type estimate[F tensor.Float] struct {
 var estimates = parallel.Jobs{parallel.NewFree[estimate[float32]](4), parallel.NewFree[estimate[float64]](4)}
 
 func putEstimate[F tensor.Float](e *estimate[F]) {
-	status := e.status
-	*e = estimate[F]{status: status}
+	*e = estimate[F]{status: e.status, batchRows: e.batchRows, whiteRow: e.whiteRow,
+		invalid: e.invalid, nonzero: e.nonzero, gr: e.gr, gd: e.gd, gb: e.gb, gs: e.gs, gl: e.gl}
 	parallel.Put(estimates, e)
 }
 
@@ -217,109 +249,139 @@ func putEstimate[F tensor.Float](e *estimate[F]) {
 // not empty it); smaller groups sort on the stack.
 var scratch = parallel.NewFree[[]float64](8)
 
-// Run computes group row; the row engine calls it.
-func (e *estimate[F]) Run(row int) {
-	if err := e.group(row); err != nil {
-		e.mu.Lock()
-		if e.err == nil || row < e.badGroup {
-			e.badGroup, e.err = row, err
+// span is one group's members in consecutive slots: of the caller's slices
+// for contiguous groups, of the estimate's gathered copies for groups by
+// id. Optional inputs are nil when absent.
+type span[F tensor.Float] struct {
+	r, d   []F
+	scored []bool
+	base   []F
+	lens   []int
+	lo     int   // the index of member 0 (contiguous groups)
+	idx    []int // the indices of the members (groups by id), else nil
+}
+
+// index is the index in the batch of member t.
+func (s *span[F]) index(t int) int {
+	if s.idx != nil {
+		return s.idx[t]
+	}
+	return s.lo + t
+}
+
+func (s *span[F]) isScored(t int) bool { return s.scored == nil || s.scored[t] }
+
+// spans fills sp with the members of groups first … last−1. Groups by id
+// are gathered into the estimate's slots first, unless gathered is set
+// (an earlier phase did it). A group whose members are all scored runs
+// the loops without a mask.
+func (e *estimate[F]) spans(first, last int, sp *[perGroupRow]span[F], gathered bool) {
+	if e.g.order == nil {
+		size := e.g.size
+		masked := e.in.Scored != nil && !allTrue(e.in.Scored[first*size:last*size])
+		for k := first; k < last; k++ {
+			lo, hi := k*size, (k+1)*size
+			s := &sp[k-first]
+			*s = span[F]{r: e.r[lo:hi:hi], d: e.dst[lo:hi:hi], lo: lo}
+			if masked && !allTrue(e.in.Scored[lo:hi]) {
+				s.scored = e.in.Scored[lo:hi:hi]
+			}
+			if e.in.Baseline != nil {
+				s.base = e.in.Baseline[lo:hi:hi]
+			}
+			if e.in.Lengths != nil {
+				s.lens = e.in.Lengths[lo:hi:hi]
+			}
 		}
-		e.mu.Unlock()
+		return
+	}
+	for k := first; k < last; k++ {
+		a, b := e.g.starts[k], e.g.starts[k+1]
+		idx := e.g.order[a:b]
+		s := &sp[k-first]
+		*s = span[F]{r: e.gr[a:b:b], d: e.gd[a:b:b], idx: idx}
+		if e.in.Scored != nil {
+			s.scored = e.gs[a:b:b]
+		}
+		if e.in.Baseline != nil {
+			s.base = e.gb[a:b:b]
+		}
+		if e.in.Lengths != nil {
+			s.lens = e.gl[a:b:b]
+		}
+		if !gathered {
+			for t, i := range idx {
+				s.r[t] = e.r[i]
+				if s.scored != nil {
+					s.scored[t] = e.in.Scored[i]
+				}
+				if s.base != nil {
+					s.base[t] = e.in.Baseline[i]
+				}
+				if s.lens != nil {
+					s.lens[t] = e.in.Lengths[i]
+				}
+			}
+		}
+		if s.scored != nil && allTrue(s.scored) {
+			s.scored = nil
+		}
 	}
 }
 
-func (e *estimate[F]) scored(i int) bool { return e.in.Scored == nil || e.in.Scored[i] }
-
-// at returns the index of member m of a group given by members.
-func at(lo int, idx []int, m int) int {
-	if idx != nil {
-		return idx[m]
+// scatter writes back the advantages of a group by id.
+func (e *estimate[F]) scatter(s *span[F]) {
+	for t, i := range s.idx {
+		e.dst[i] = s.d[t]
 	}
-	return lo + m
 }
 
-// groupMoments returns the number of scored members of group k, their mean
-// and standard deviation (cfg.Std; 0 for fewer than two), and whether
-// their rewards are all equal.
-func (e *estimate[F]) groupMoments(k int) (m int, mean, std float64, equal bool) {
-	lo, hi, idx := e.g.members(k)
-	size := hi - lo
-	if idx != nil {
-		size = len(idx)
-	}
-	var sum float64
-	var first F
-	equal = true
-	for t := range size {
-		i := at(lo, idx, t)
-		if !e.scored(i) {
-			continue
-		}
-		if m == 0 {
-			first = e.r[i]
-		}
-		equal = equal && e.r[i] == first
-		sum += float64(e.r[i])
-		m++
-	}
-	if m == 0 {
-		return 0, 0, 0, true
-	}
-	mean = sum / float64(m)
-	var ss float64
-	for t := range size {
-		if i := at(lo, idx, t); e.scored(i) {
-			d := float64(e.r[i]) - mean
-			ss += d * d
-		}
-	}
-	div := float64(m)
-	if e.cfg.Std == Unbiased {
-		div--
-	}
-	if div > 0 && !equal {
-		std = math.Sqrt(ss / div)
-	}
-	return m, mean, std, equal
-}
+// grow returns x with length n, reusing its array.
+func grow[T any](x []T, n int) []T { return slices.Grow(x[:0], n)[:n] }
 
 func (e *estimate[F]) run() (Stats, error) {
 	n := len(e.r)
-	var sum float64
-	nScored := 0
-	for i, r := range e.r {
-		if e.scored(i) {
-			sum += float64(r)
-			nScored++
+	rows := (e.groups + perGroupRow - 1) / perGroupRow
+	e.status = grow(e.status, e.groups)
+	e.batchRows, e.whiteRow = grow(e.batchRows, rows), grow(e.whiteRow, rows)
+	e.invalid, e.nonzero = grow(e.invalid, rows), grow(e.nonzero, rows)
+	if e.g.order != nil {
+		e.gr, e.gd = grow(e.gr, n), grow(e.gd, n)
+		if e.in.Scored != nil {
+			e.gs = grow(e.gs, n)
+		}
+		if e.in.Baseline != nil {
+			e.gb = grow(e.gb, n)
+		}
+		if e.in.Lengths != nil {
+			e.gl = grow(e.gl, n)
 		}
 	}
-	e.st = Stats{Groups: e.groups, Unscored: n - nScored}
-	if nScored > 0 {
-		e.st.MeanReward = sum / float64(nScored)
-		var ss float64
-		for i, r := range e.r {
-			if e.scored(i) {
-				d := float64(r) - e.st.MeanReward
-				ss += d * d
-			}
+	width := max(n/rows, 1)
+	batched := false
+	if e.cfg.needsBatch() {
+		e.phase = phaseMoments
+		parallel.Rows(e, rows, width)
+		e.gathered = true
+		if e.inputErr != nil {
+			return Stats{}, e.inputErr
 		}
-		e.st.StdReward = math.Sqrt(ss / float64(nScored))
-		if math.IsInf(e.st.MeanReward, 0) || math.IsInf(ss, 0) {
-			return Stats{}, tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64")
+		if err := e.batch(); err != nil {
+			return Stats{}, err
 		}
-		div := float64(nScored)
-		if e.cfg.Std == Unbiased {
-			div--
-		}
-		if div > 0 {
-			e.batchStd = math.Sqrt(ss / div)
+		batched = true
+	}
+	e.phase = phaseGroups
+	parallel.Rows(e, rows, width)
+	e.gathered = true
+	if e.inputErr != nil {
+		return Stats{}, e.inputErr
+	}
+	if !batched {
+		if err := e.batch(); err != nil {
+			return Stats{}, err
 		}
 	}
-	if e.cfg.Estimator == GPG {
-		e.alpha = e.gpgAlpha(nScored)
-	}
-	e.status = slices.Grow(e.status[:0], e.groups)[:e.groups]
-	parallel.Rows(e, e.groups, max(n/max(e.groups, 1), 1))
 	if e.err != nil {
 		return Stats{}, e.err
 	}
@@ -334,217 +396,566 @@ func (e *estimate[F]) run() (Stats, error) {
 	if e.groups > 0 {
 		e.st.VanishingFrac = float64(e.st.Vanishing) / float64(e.groups)
 	}
-	if e.cfg.Estimator == ReinforcePlusPlus || e.cfg.Estimator == ReinforcePlusPlusBaseline {
-		if err := e.whiten(); err != nil {
-			return Stats{}, err
-		}
+	if !e.cfg.whitens() {
+		return e.st, nil
+	}
+	white := stat.Combine(e.whiteRow)
+	if white.W == 0 {
+		return e.st, nil
+	}
+	div := white.W
+	if e.cfg.Std == Unbiased {
+		div--
+	}
+	variance := 0.0
+	if div > 0 {
+		variance = white.M2 / div
+	}
+	if math.IsInf(variance, 0) || math.IsNaN(variance) {
+		return Stats{}, tensor.Errorf(tensor.ErrRange, "rewards", nil, "the variance of the advantages overflows float64; whitening is undefined")
+	}
+	e.whiteMean, e.whiteScale = white.Mean, 1/math.Sqrt(variance+whitenEps)
+	e.phase = phaseWhiten
+	parallel.Rows(e, rows, width)
+	if e.err != nil {
+		return Stats{}, e.err
 	}
 	return e.st, nil
 }
 
-// group writes the advantages of group k (before any batch whitening) and
-// its status. Groups touch disjoint entries of dst, so they run at once.
-func (e *estimate[F]) group(k int) error {
-	lo, hi, idx := e.g.members(k)
-	size := hi - lo
-	if idx != nil {
-		size = len(idx)
+// batch forms the batch statistics from the rows' sums: Stats' moments,
+// σ_B and GPG's α.
+func (e *estimate[F]) batch() error {
+	b := stat.Combine(e.batchRows)
+	nScored := int(b.W)
+	e.st = Stats{Groups: e.groups, Unscored: len(e.r) - nScored}
+	if nScored == 0 {
+		return nil
 	}
-	m, mean, std, equal := e.groupMoments(k)
-	switch {
-	case m == 1:
-		e.status[k] = groupSingleton
-	case m > 1 && equal:
-		e.status[k] = groupVanished
-	default:
-		e.status[k] = groupOK
+	if !isFinite(b.Mean) || !isFinite(b.M2) {
+		return tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64")
 	}
-	cfg := e.cfg
-	if cfg.Estimator == PassK && m > 1 && !equal {
-		return e.passK(lo, idx, size, m, std)
+	e.st.MeanReward, e.st.StdReward = b.Mean, math.Sqrt(b.M2/float64(nScored))
+	div := float64(nScored)
+	if e.cfg.Std == Unbiased {
+		div--
 	}
-	var base float64 // OPO's baseline
-	if cfg.Estimator == OPO && m > 1 && !equal {
-		base = e.opoBaseline(lo, idx, size)
+	if div > 0 {
+		e.batchStd = math.Sqrt(b.M2 / div)
 	}
-	for t := range size {
-		i := at(lo, idx, t)
-		if !e.scored(i) {
-			e.dst[i] = 0
-			continue
+	if e.cfg.Estimator == GPG {
+		var invalid, nonzero int
+		for r := range e.invalid {
+			invalid += e.invalid[r]
+			nonzero += e.nonzero[r]
 		}
-		r := float64(e.r[i])
-		var a float64
-		switch cfg.Estimator {
-		case ReinforcePlusPlus:
-			a = r
-		case ReMax:
-			a = r - float64(e.in.Baseline[i])
+		switch {
+		case e.cfg.GPGAlpha == GPGNonzero:
+			e.alpha = float64(nScored) / float64(max(nonzero, 1))
+		case invalid == nScored:
+			e.alpha = 1 // every advantage is 0 whatever α is
 		default:
-			a = e.centred(r, m, mean, std, base, equal)
-		}
-		e.dst[i] = F(a)
-		if !tensor.IsFinite(e.dst[i]) {
-			return overflow(i, a, cfg)
+			e.alpha = float64(nScored) / float64(nScored-invalid)
 		}
 	}
 	return nil
 }
 
-// centred is the advantage of a member with reward r of a group-baseline
-// estimator, in a group of m scored members; base is OPO's baseline.
-func (e *estimate[F]) centred(r float64, m int, mean, std, base float64, equal bool) float64 {
-	cfg := e.cfg
-	if m == 1 {
-		if cfg.Singleton == SingletonZero || cfg.Estimator == PassK {
-			return 0
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Run runs the current phase over the perGroupRow groups of row; the row
+// engine calls it. Each pass over the members runs for every group of the
+// row before the next pass starts: a group's sums are chains of dependent
+// additions, and the groups' chains, independent, then overlap in the
+// processor instead of each waiting on the last. Each group's arithmetic
+// is unchanged by it.
+func (e *estimate[F]) Run(row int) {
+	first := row * perGroupRow
+	last := min(first+perGroupRow, e.groups)
+	nk := last - first
+	var sp [perGroupRow]span[F]
+	e.spans(first, last, &sp, e.gathered)
+	if e.phase == phaseWhiten {
+		for q := range nk {
+			if err := e.whiten(first+q, &sp[q]); err != nil {
+				e.fail(first+q, err)
+			}
+			if sp[q].idx != nil {
+				e.scatter(&sp[q])
+			}
 		}
-		switch cfg.Estimator {
-		case GRPO, RLOO:
-			c := cfg
-			c.Estimator = GRPO
-			return r * scaleFor(1, 1, e.batchStd, c)
-		case GPG:
-			return e.alpha * r
+		return
+	}
+	var gm [perGroupRow]groupStats
+	for q := range nk {
+		gm[q] = e.sumPass(&sp[q])
+	}
+	for q := range nk {
+		e.spreadPass(&sp[q], &gm[q])
+	}
+	var batch [perGroupRow]stat.Summary
+	invalid, nonzero := 0, 0
+	for q := range nk {
+		k, s, g := first+q, &sp[q], &gm[q]
+		if g.suspect {
+			if i, err := e.checkSpan(s); err != nil {
+				e.mu.Lock()
+				if e.inputErr == nil || i < e.inputAt {
+					e.inputAt, e.inputErr = i, err
+				}
+				e.mu.Unlock()
+			}
 		}
-		return r // ReinforcePlusPlusBaseline, OPO: baseline 0
+		batch[q] = stat.Summary{W: float64(g.m), Mean: g.mean, M2: g.ss}
+		switch {
+		case g.m == 1:
+			e.status[k] = groupSingleton
+		case g.m > 1 && g.equal:
+			e.status[k] = groupVanished
+		default:
+			e.status[k] = groupOK
+		}
+		if e.cfg.Estimator == GPG {
+			if (g.m == 1 && e.cfg.Singleton == SingletonZero) || (g.m > 1 && g.equal) {
+				invalid += g.m
+			}
+			for t, v := range s.r {
+				if v != 0 && s.isScored(t) {
+					nonzero++
+				}
+			}
+		}
 	}
-	if equal {
-		return 0 // exactly, not the rounding residue of R − mean
+	e.batchRows[row] = stat.Combine(batch[:nk])
+	e.invalid[row], e.nonzero[row] = invalid, nonzero
+	if e.phase == phaseMoments {
+		return
 	}
-	switch cfg.Estimator {
-	case GRPO, RLOO:
-		return (r - mean) * scaleFor(m, std, e.batchStd, cfg)
-	case GPG:
-		return e.alpha * (r - mean)
-	case OPO:
-		return r - base
+	for q := range nk {
+		if err := e.group(&sp[q], gm[q]); err != nil {
+			e.fail(first+q, err)
+		}
 	}
-	return r - mean // ReinforcePlusPlusBaseline
+	if !e.cfg.whitens() {
+		for q := range nk {
+			if sp[q].idx != nil {
+				e.scatter(&sp[q])
+			}
+		}
+		return
+	}
+	var white [perGroupRow]stat.Summary
+	for q := range nk {
+		switch {
+		case !e.whitened(first + q):
+		case sp[q].lens == nil:
+			white[q] = e.whiteMoments(gm[q])
+		default:
+			white[q] = whiteSums(&sp[q])
+			whiteSpread(&sp[q], &white[q])
+		}
+	}
+	e.whiteRow[row] = stat.Combine(white[:nk])
 }
 
-// opoBaseline returns OPO's Σ l_j R_j / Σ l_j over the scored members of
-// a group.
-func (e *estimate[F]) opoBaseline(lo int, idx []int, size int) float64 {
+// fail records the error of group k, keeping the first in group order.
+func (e *estimate[F]) fail(k int, err error) {
+	e.mu.Lock()
+	if e.err == nil || k < e.badGroup {
+		e.badGroup, e.err = k, err
+	}
+	e.mu.Unlock()
+}
+
+// groupStats are the moments of a group's scored members.
+type groupStats struct {
+	m        int     // scored members
+	sum      float64 // their sum, in member order
+	mean, ss float64 // their mean and sum of squared deviations from it
+	std      float64 // their standard deviation (Config.Std; 0 for fewer than two, or all equal)
+	equal    bool    // all their rewards are equal (true with none)
+	suspect  bool    // an input of a scored member may be out of its domain: checkSpan
+}
+
+// sumPass starts the moments of the scored members of s: their count and
+// their sum in member order, whether they differ, and whether an input may
+// be out of its domain (a non-finite reward shows as a non-finite sum; the
+// baselines and lengths, where given, get their own look).
+func (e *estimate[F]) sumPass(s *span[F]) groupStats {
+	var sum float64
+	var differ uint
+	m := 0
+	if s.scored == nil {
+		m = len(s.r)
+		if exact[F]() {
+			for _, v := range s.r {
+				sum += float64(v)
+			}
+		} else {
+			first := s.r[0]
+			for _, v := range s.r {
+				sum += float64(v)
+				differ += b2u(v != first)
+			}
+		}
+	} else {
+		sc := s.scored[:len(s.r)]
+		var first F
+		for t, v := range s.r {
+			if sc[t] {
+				if m == 0 {
+					first = v
+				}
+				sum += float64(v)
+				differ += b2u(v != first)
+				m++
+			}
+		}
+	}
+	g := groupStats{m: m, sum: sum, equal: differ == 0, suspect: !isFinite(sum)}
+	if s.base != nil {
+		var b float64
+		for t, v := range s.base {
+			if s.isScored(t) {
+				b += float64(v)
+			}
+		}
+		g.suspect = g.suspect || !isFinite(b)
+	}
+	if s.lens != nil {
+		for t, l := range s.lens {
+			g.suspect = g.suspect || (l < 1 && s.isScored(t))
+		}
+	}
+	if m > 0 {
+		g.mean = sum / float64(m)
+	}
+	return g
+}
+
+// exact reports whether F is float32, whose groups need no separate test
+// for equal members (see contiguousGroups4: ss ≠ 0 is "they differ").
+func exact[F tensor.Float]() bool {
+	var z F
+	return unsafe.Sizeof(z) == 4
+}
+
+// spreadPass ends the moments that sumPass started: the squared deviations
+// from the mean, in a second pass, and the standard deviation.
+func (e *estimate[F]) spreadPass(s *span[F], g *groupStats) {
+	if g.m == 0 {
+		return
+	}
+	var ss float64
+	if s.scored == nil {
+		for _, v := range s.r {
+			x := float64(v) - g.mean
+			ss += x * x
+		}
+		if exact[F]() {
+			g.equal = ss == 0
+		}
+	} else {
+		sc := s.scored[:len(s.r)]
+		for t, v := range s.r {
+			if sc[t] {
+				x := float64(v) - g.mean
+				ss += x * x
+			}
+		}
+	}
+	g.ss = ss
+	div := float64(g.m)
+	if e.cfg.Std == Unbiased {
+		div--
+	}
+	if div > 0 && !g.equal {
+		g.std = math.Sqrt(ss / div)
+	}
+}
+
+// checkSpan returns the first member of s, in index order, whose reward,
+// baseline or length is out of its domain, and its error.
+func (e *estimate[F]) checkSpan(s *span[F]) (int, error) {
+	for t, r := range s.r {
+		if !s.isScored(t) {
+			continue
+		}
+		i := s.index(t)
+		if !tensor.IsFinite(r) {
+			return i, tensor.Errorf(tensor.ErrNonFinite, "rewards", tensor.At(i), "%v (mark a missing reward in Inputs.Scored)", float64(r))
+		}
+		if s.base != nil && !tensor.IsFinite(s.base[t]) {
+			return i, tensor.Errorf(tensor.ErrNonFinite, "Inputs.Baseline", tensor.At(i), "%v", float64(s.base[t]))
+		}
+		if s.lens != nil && s.lens[t] < 1 {
+			return i, tensor.Errorf(tensor.ErrRange, "Inputs.Lengths", tensor.At(i), "%d, want ≥ 1", s.lens[t])
+		}
+	}
+	return 0, nil
+}
+
+// group writes the advantages of the members of s (before any batch
+// whitening).
+func (e *estimate[F]) group(s *span[F], gm groupStats) error {
+	cfg := e.cfg
+	informative := gm.m > 1 && !gm.equal
+	if cfg.Estimator == PassK && informative {
+		return e.passK(s, gm.m, gm.std)
+	}
+	if cfg.Estimator == ReMax {
+		for t, v := range s.r {
+			if !s.isScored(t) {
+				s.d[t] = 0
+				continue
+			}
+			a := float64(v) - float64(s.base[t])
+			s.d[t] = F(a)
+			if !tensor.IsFinite(s.d[t]) {
+				return overflow(s.index(t), a, cfg)
+			}
+		}
+		return nil
+	}
+	// Every other estimator is A = (R − shift)·scale over the group, or 0.
+	shift, scale, zero := 0.0, 1.0, false
+	switch {
+	case cfg.Estimator == ReinforcePlusPlus:
+		// A = R, whitened later.
+	case gm.m == 1:
+		switch {
+		case cfg.Singleton == SingletonZero || cfg.Estimator == PassK:
+			zero = true
+		case cfg.Estimator == GRPO || cfg.Estimator == RLOO:
+			c := cfg
+			c.Estimator = GRPO
+			scale = scaleFor(1, 1, e.batchStd, c)
+		case cfg.Estimator == GPG:
+			scale = e.alpha
+		}
+		// ReinforcePlusPlusBaseline, OPO: baseline 0, A = R.
+	case !informative:
+		zero = true // exactly 0, not the rounding residue of R − mean
+	case cfg.Estimator == GRPO || cfg.Estimator == RLOO:
+		shift, scale = gm.mean, scaleFor(gm.m, gm.std, e.batchStd, cfg)
+	case cfg.Estimator == GPG:
+		shift, scale = gm.mean, e.alpha
+	case cfg.Estimator == OPO:
+		shift = e.opoBaseline(s)
+	default: // ReinforcePlusPlusBaseline
+		shift = gm.mean
+	}
+	if zero {
+		clear(s.d)
+		return nil
+	}
+	d := s.d[:len(s.r)]
+	// check stays 0 while every advantage is finite in F (notFinite):
+	// one test after the loop.
+	var check uint64
+	if s.scored == nil {
+		for t, v := range s.r {
+			a := F((float64(v) - shift) * scale)
+			d[t] = a
+			check |= notFinite(a)
+		}
+	} else {
+		sc := s.scored[:len(s.r)]
+		for t, v := range s.r {
+			var a F
+			if sc[t] {
+				a = F((float64(v) - shift) * scale)
+			}
+			d[t] = a
+			check |= notFinite(a)
+		}
+	}
+	if check != 0 {
+		// The first advantage that overflows, recomputed unless dst is
+		// the rewards themselves.
+		same := tensor.Same(s.r, s.d)
+		for t, a := range d {
+			if s.isScored(t) && !tensor.IsFinite(a) {
+				v := float64(a)
+				if !same {
+					v = (float64(s.r[t]) - shift) * scale
+				}
+				return overflow(s.index(t), v, cfg)
+			}
+		}
+	}
+	return nil
+}
+
+// opoBaseline returns OPO's Σ l_j R_j / Σ l_j over the scored members.
+func (e *estimate[F]) opoBaseline(s *span[F]) float64 {
 	var num, den float64
-	for t := range size {
-		if j := at(lo, idx, t); e.scored(j) {
-			l := float64(e.in.Lengths[j])
-			num += l * float64(e.r[j])
+	for t, v := range s.r {
+		if s.isScored(t) {
+			l := float64(s.lens[t])
+			num += l * float64(v)
 			den += l
 		}
 	}
 	return num / den
 }
 
-// gpgAlpha returns GPG's α over the nScored scored rewards.
-func (e *estimate[F]) gpgAlpha(nScored int) float64 {
-	if e.cfg.GPGAlpha == GPGNonzero {
-		nonzero := 0
-		for i, r := range e.r {
-			if e.scored(i) && r != 0 {
-				nonzero++
-			}
-		}
-		return float64(nScored) / float64(max(nonzero, 1))
-	}
-	invalid := 0
-	for k := range e.groups {
-		m, _, _, equal := e.groupMoments(k)
-		if (m == 1 && e.cfg.Singleton == SingletonZero) || (m > 1 && equal) {
-			invalid += m
-		}
-	}
-	if invalid == nScored {
-		return 1 // every advantage is 0 whatever α is
-	}
-	return float64(nScored) / float64(nScored-invalid)
+// whitened reports whether the whitening covers group k: not a singleton
+// of ReinforcePlusPlusBaseline under SingletonZero.
+func (e *estimate[F]) whitened(k int) bool {
+	return e.cfg.Estimator != ReinforcePlusPlusBaseline || e.cfg.Singleton != SingletonZero ||
+		e.status[k] != groupSingleton
 }
 
-// whiten turns the centred values in dst into (x − mean)/sqrt(var + 1e-8)
-// over the members that take part: the scored ones, less the singletons
-// under SingletonZero for ReinforcePlusPlusBaseline. With Inputs.Lengths
-// each member weighs its length (the tokens verl whitens over).
-func (e *estimate[F]) whiten() error {
-	var wsum, sum float64
-	for k := range e.groups {
-		lo, idx, size, ok := e.whitened(k)
-		if !ok {
-			continue
+// whiteMoments is the summary of a group's advantages before whitening,
+// unweighted, taken from its moments without a pass: under
+// ReinforcePlusPlus they are the rewards themselves; under
+// ReinforcePlusPlusBaseline the centred rewards R − mean, in float64 before
+// they are stored as F, whose mean is (ΣR − m·mean)/m (0 but for the
+// rounding of mean) and whose spread about it is the group's, or R for a
+// singleton under SingletonReward, or exactly 0 in a group of equal
+// rewards.
+func (e *estimate[F]) whiteMoments(g groupStats) stat.Summary {
+	w := float64(g.m)
+	switch {
+	case g.m == 0:
+		return stat.Summary{}
+	case e.cfg.Estimator == ReinforcePlusPlus || g.m == 1:
+		return stat.Summary{W: w, Mean: g.mean, M2: g.ss}
+	case g.equal:
+		return stat.Summary{W: w}
+	}
+	return stat.Summary{W: w, Mean: (g.sum - w*g.mean) / w, M2: g.ss}
+}
+
+// whiteSums starts the summary of the advantages of s that the whitening
+// covers, each weighing its length or 1 (the tokens verl whitens over):
+// their weight and weighted mean.
+func whiteSums[F tensor.Float](s *span[F]) stat.Summary {
+	var w, sum float64
+	d := s.d[:len(s.r)]
+	switch {
+	case s.lens != nil:
+		for t, a := range d {
+			if s.isScored(t) {
+				l := float64(s.lens[t])
+				w += l
+				sum += l * float64(a)
+			}
 		}
-		for t := range size {
-			if i := at(lo, idx, t); e.scored(i) {
-				w := e.weight(i)
-				wsum += w
-				sum += w * float64(e.dst[i])
+	case s.scored == nil:
+		for _, a := range d {
+			sum += float64(a)
+		}
+		w = float64(len(d))
+	default:
+		sc := s.scored[:len(d)]
+		for t, a := range d {
+			if sc[t] {
+				w++
+				sum += float64(a)
 			}
 		}
 	}
-	if wsum == 0 {
+	if w == 0 {
+		return stat.Summary{}
+	}
+	return stat.Summary{W: w, Mean: sum / w}
+}
+
+// whiteSpread ends the summary whiteSums started: the weighted squared
+// deviations from its mean.
+func whiteSpread[F tensor.Float](s *span[F], sm *stat.Summary) {
+	if sm.W == 0 {
+		return
+	}
+	mean := sm.Mean
+	var m2 float64
+	d := s.d[:len(s.r)]
+	switch {
+	case s.lens != nil:
+		for t, a := range d {
+			if s.isScored(t) {
+				x := float64(a) - mean
+				m2 += float64(s.lens[t]) * x * x
+			}
+		}
+	case s.scored == nil:
+		for _, a := range d {
+			x := float64(a) - mean
+			m2 += x * x
+		}
+	default:
+		sc := s.scored[:len(d)]
+		for t, a := range d {
+			if sc[t] {
+				x := float64(a) - mean
+				m2 += x * x
+			}
+		}
+	}
+	sm.M2 = m2
+}
+
+// whiten applies the batch whitening to group k's advantages.
+func (e *estimate[F]) whiten(k int, s *span[F]) error {
+	if !e.whitened(k) {
 		return nil
 	}
-	mean := sum / wsum
-	var ss float64
-	for k := range e.groups {
-		lo, idx, size, ok := e.whitened(k)
-		if !ok {
-			continue
+	mean, scale := e.whiteMean, e.whiteScale
+	d := s.d[:len(s.r)]
+	var check uint64
+	if s.scored == nil {
+		for t, a := range d {
+			w := F((float64(a) - mean) * scale)
+			d[t] = w
+			check |= notFinite(w)
 		}
-		for t := range size {
-			if i := at(lo, idx, t); e.scored(i) {
-				d := float64(e.dst[i]) - mean
-				ss += e.weight(i) * d * d
+	} else {
+		sc := s.scored[:len(d)]
+		for t, a := range d {
+			if sc[t] {
+				w := F((float64(a) - mean) * scale)
+				d[t] = w
+				check |= notFinite(w)
 			}
 		}
 	}
-	div := wsum
-	if e.cfg.Std == Unbiased {
-		div--
-	}
-	variance := 0.0
-	if div > 0 {
-		variance = ss / div
-	}
-	if math.IsInf(variance, 0) {
-		return tensor.Errorf(tensor.ErrRange, "rewards", nil, "the variance of the advantages overflows float64; whitening is undefined")
-	}
-	scale := 1 / math.Sqrt(variance+whitenEps)
-	for k := range e.groups {
-		lo, idx, size, ok := e.whitened(k)
-		if !ok {
-			continue
-		}
-		for t := range size {
-			if i := at(lo, idx, t); e.scored(i) {
-				a := (float64(e.dst[i]) - mean) * scale
-				e.dst[i] = F(a)
-				if !tensor.IsFinite(e.dst[i]) {
-					return overflow(i, a, e.cfg)
-				}
+	if check != 0 {
+		// The first that overflows (its value before F is lost: the
+		// infinity stands for it).
+		for t, a := range d {
+			if s.isScored(t) && !tensor.IsFinite(a) {
+				return overflow(s.index(t), float64(a), e.cfg)
 			}
 		}
 	}
 	return nil
 }
 
-// whitened returns the members of group k and whether whitening covers
-// them: not a singleton of ReinforcePlusPlusBaseline under SingletonZero.
-func (e *estimate[F]) whitened(k int) (lo int, idx []int, size int, ok bool) {
-	lo, hi, idx := e.g.members(k)
-	size = hi - lo
-	if idx != nil {
-		size = len(idx)
+// allTrue reports whether every element of b is true, eight at a time
+// (a bool is one byte, 0 or 1).
+func allTrue(b []bool) bool {
+	if len(b) == 0 {
+		return true
 	}
-	if e.cfg.Estimator != ReinforcePlusPlusBaseline || e.cfg.Singleton != SingletonZero {
-		return lo, idx, size, true
+	const ones = 0x0101010101010101
+	bytes := unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b))
+	i := 0
+	for ; i+8 <= len(bytes); i += 8 {
+		if binary.LittleEndian.Uint64(bytes[i:]) != ones {
+			return false
+		}
 	}
-	return lo, idx, size, e.status[k] != groupSingleton // one scored member
+	for _, v := range b[i:] {
+		if !v {
+			return false
+		}
+	}
+	return true
 }
 
-// weight is member i's weight in the whitening: its length, or 1.
-func (e *estimate[F]) weight(i int) float64 {
-	if e.in.Lengths != nil {
-		return float64(e.in.Lengths[i])
-	}
-	return 1
-}
+// notFinite is 0 for a finite a and not 0 for an infinity or NaN (a − a is
+// +0 or NaN). OR-ed over a loop it is a check with no chain of dependent
+// floating-point additions, which would bound the loop's speed.
+func notFinite[F tensor.Float](a F) uint64 { return math.Float64bits(float64(a - a)) }
