@@ -390,15 +390,19 @@ func overflow(j int, a float64, cfg Config) error {
 // enough that a row's call costs little next to its work.
 const perGroupRow = 16
 
-// contiguousGroups4 writes the advantages of the four consecutive groups
-// of size ≥ 2 members that make up r into d, with exactly the arithmetic of
-// contiguousGroup (each group's sums in member order, so the same bits),
-// sets vanished and the groups' summaries (as summarize gives them), and
-// reports the groups whose advantages overflow F. Each
-// group's sum, sum of squares and finiteness check is a chain of dependent
-// additions; running four groups' chains in one loop lets the processor
-// overlap them instead of waiting on each addition in turn.
-func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, sums *[4]stat.Summary, batchStd float64, cfg Config) (bad [4]bool) {
+// groups4 are the moments of four groups of equal size.
+type groups4 struct {
+	sum, mean, ss [4]float64
+	differ        [4]bool // not all members equal
+}
+
+// moments4 takes the moments of the four consecutive groups of size
+// members that make up r: each group's sum in member order over its size,
+// then the squared deviations from that mean in a second pass, as
+// summarize does. Each sum is a chain of dependent additions; running four
+// groups' chains in one loop lets the processor overlap them instead of
+// waiting on each addition in turn.
+func moments4[F tensor.Float](r []F, size int) (g groups4) {
 	r0 := r[:size:size]
 	r1 := r[size : 2*size : 2*size]
 	r2 := r[2*size : 3*size : 3*size]
@@ -433,11 +437,9 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, su
 		q2 += x2 * x2
 		q3 += x3 * x3
 	}
-	sums[0] = stat.Summary{W: n, Mean: m0, M2: q0}
-	sums[1] = stat.Summary{W: n, Mean: m1, M2: q1}
-	sums[2] = stat.Summary{W: n, Mean: m2, M2: q2}
-	sums[3] = stat.Summary{W: n, Mean: m3, M2: q3}
-	var differ [4]bool
+	g.sum = [4]float64{s0, s1, s2, s3}
+	g.mean = [4]float64{m0, m1, m2, m3}
+	g.ss = [4]float64{q0, q1, q2, q3}
 	if exact {
 		// float32 storage: a float64 sum of k copies of a float32 value
 		// is exact (24 + log2 k bits), so a group of equal members has
@@ -446,10 +448,34 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, su
 		// squared, does not underflow float64). ss ≠ 0 is then "the
 		// members differ", and NaN, which makes the call an error anyway,
 		// counts as differing as v != first does.
-		differ = [4]bool{q0 != 0, q1 != 0, q2 != 0, q3 != 0}
+		g.differ = [4]bool{q0 != 0, q1 != 0, q2 != 0, q3 != 0}
 	} else {
-		differ = [4]bool{c0 != 0, c1 != 0, c2 != 0, c3 != 0}
+		g.differ = [4]bool{c0 != 0, c1 != 0, c2 != 0, c3 != 0}
 	}
+	return g
+}
+
+// contiguousGroups4 writes the advantages of the four consecutive groups
+// of size ≥ 2 members that make up r into d, with exactly the arithmetic of
+// contiguousGroup (each group's sums in member order, so the same bits),
+// sets vanished and the groups' summaries (as summarize gives them), and
+// reports the groups whose advantages overflow F. The moments come from
+// moments4; the finiteness checks, chains of dependent additions too, run
+// four groups to a loop for the same reason.
+func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, sums *[4]stat.Summary, batchStd float64, cfg Config) (bad [4]bool) {
+	mo := moments4(r, size)
+	n := float64(size)
+	m0, m1, m2, m3 := mo.mean[0], mo.mean[1], mo.mean[2], mo.mean[3]
+	q0, q1, q2, q3 := mo.ss[0], mo.ss[1], mo.ss[2], mo.ss[3]
+	for q := range 4 {
+		sums[q] = stat.Summary{W: n, Mean: mo.mean[q], M2: mo.ss[q]}
+	}
+	differ := mo.differ
+	r0 := r[:size:size]
+	r1 := r[size : 2*size : 2*size]
+	r2 := r[2*size : 3*size : 3*size]
+	r3 := r[3*size : 4*size : 4*size]
+	r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
 	div := n
 	if cfg.Std == Unbiased {
 		div--

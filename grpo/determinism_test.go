@@ -112,3 +112,51 @@ func TestFirstBadInputInIndexOrder(t *testing.T) {
 		require.Contains(t, err.Error(), "[9000]")
 	}
 }
+
+// TestPlainRowsMatchGeneralLoops: the rows of contiguous, fully scored
+// groups take their own loops (four groups' moments at a time, the rule
+// decided once per call); groups by id, laid out one by one, take the
+// general ones. Both give the same bits and Stats for every estimator.
+func TestPlainRowsMatchGeneralLoops(t *testing.T) {
+	const size, groups = 6, 1030 // rows of 16 groups and a last of 6
+	n := size * groups
+	r := make([]float64, n)
+	for i := range r {
+		r[i] = float64((i*7919)%17)/3 - 2
+		if (i/size)%9 == 0 {
+			r[i] = 0.5 // equal groups
+		}
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i / size
+	}
+	byID, err := grpo.ByID(ids)
+	require.NoError(t, err)
+	var cfgs []grpo.Config
+	for e := grpo.GRPO; e <= grpo.PassK; e++ {
+		if e == grpo.ReMax || e == grpo.OPO {
+			continue // they read inputs, which plain rows do not have
+		}
+		cfgs = append(cfgs, grpo.Config{Estimator: e, Eps: 1e-6, Singleton: grpo.SingletonReward},
+			grpo.Config{Estimator: e, Scale: grpo.ScaleBatch, Std: grpo.Population, Eps: 1e-6, Singleton: grpo.SingletonReward})
+	}
+	cfgs = append(cfgs, grpo.Config{Estimator: grpo.PassK, K: 3, Eps: 1e-6},
+		grpo.Config{Estimator: grpo.GPG, GPGAlpha: grpo.GPGNonzero})
+	for _, cfg := range cfgs {
+		for _, g := range []grpo.Groups{byID} {
+			want := make([]float64, n)
+			wantSt, err := grpo.AdvantagesWith(want, r, g, cfg, grpo.Inputs[float64]{})
+			require.NoError(t, err)
+			got := make([]float64, n)
+			st, err := grpo.AdvantagesWith(got, r, grpo.Contiguous(size), cfg, grpo.Inputs[float64]{})
+			require.NoError(t, err)
+			require.Equal(t, wantSt, st, "%+v", cfg)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%+v: [%d] plain %v, general %v", cfg, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -211,8 +211,11 @@ type estimate[F tensor.Float] struct {
 	st       Stats
 	batchStd float64 // ScaleBatch's σ over the scored rewards
 	alpha    float64 // GPG's α
-	// The whitening: x ↦ (x − whiteMean)·whiteScale.
+	// The whitening: x ↦ (x − whiteMean)·whiteScale, checked for
+	// overflow member by member if whiteChecked.
 	whiteMean, whiteScale float64
+	whiteChecked          bool
+	pr                    plainRule
 
 	// Each group's outcome; each row's summaries of its scored rewards
 	// and of its whitened advantages, and its counts for GPG's α: the
@@ -220,6 +223,7 @@ type estimate[F tensor.Float] struct {
 	status              []uint8
 	batchRows, whiteRow []stat.Summary
 	invalid, nonzero    []int
+	plain               []bool // the row is plain (plainRow)
 
 	// Groups by id are gathered into consecutive slots (Groups.order's
 	// order) so that they run through the same loops as contiguous ones.
@@ -240,7 +244,7 @@ var estimates = parallel.Jobs{parallel.NewFree[estimate[float32]](4), parallel.N
 
 func putEstimate[F tensor.Float](e *estimate[F]) {
 	*e = estimate[F]{status: e.status, batchRows: e.batchRows, whiteRow: e.whiteRow,
-		invalid: e.invalid, nonzero: e.nonzero, gr: e.gr, gd: e.gd, gb: e.gb, gs: e.gs, gl: e.gl}
+		invalid: e.invalid, nonzero: e.nonzero, plain: e.plain, gr: e.gr, gd: e.gd, gb: e.gb, gs: e.gs, gl: e.gl}
 	parallel.Put(estimates, e)
 }
 
@@ -275,7 +279,10 @@ func (s *span[F]) isScored(t int) bool { return s.scored == nil || s.scored[t] }
 // are gathered into the estimate's slots first, unless gathered is set
 // (an earlier phase did it). A group whose members are all scored runs
 // the loops without a mask.
-func (e *estimate[F]) spans(first, last int, sp *[perGroupRow]span[F], gathered bool) {
+//
+// It reports whether the groups are plain: contiguous, of two or more
+// members, all scored, with no other inputs.
+func (e *estimate[F]) spans(first, last int, sp *[perGroupRow]span[F], gathered bool) (plain bool) {
 	if e.g.order == nil {
 		size := e.g.size
 		masked := e.in.Scored != nil && !allTrue(e.in.Scored[first*size:last*size])
@@ -293,7 +300,7 @@ func (e *estimate[F]) spans(first, last int, sp *[perGroupRow]span[F], gathered 
 				s.lens = e.in.Lengths[lo:hi:hi]
 			}
 		}
-		return
+		return !masked && size > 1 && e.in.Baseline == nil && e.in.Lengths == nil
 	}
 	for k := first; k < last; k++ {
 		a, b := e.g.starts[k], e.g.starts[k+1]
@@ -327,6 +334,7 @@ func (e *estimate[F]) spans(first, last int, sp *[perGroupRow]span[F], gathered 
 			s.scored = nil
 		}
 	}
+	return false
 }
 
 // scatter writes back the advantages of a group by id.
@@ -345,6 +353,7 @@ func (e *estimate[F]) run() (Stats, error) {
 	e.status = grow(e.status, e.groups)
 	e.batchRows, e.whiteRow = grow(e.batchRows, rows), grow(e.whiteRow, rows)
 	e.invalid, e.nonzero = grow(e.invalid, rows), grow(e.nonzero, rows)
+	e.plain = grow(e.plain, rows)
 	if e.g.order != nil {
 		e.gr, e.gd = grow(e.gr, n), grow(e.gd, n)
 		if e.in.Scored != nil {
@@ -360,6 +369,7 @@ func (e *estimate[F]) run() (Stats, error) {
 	width := max(n/rows, 1)
 	batched := false
 	if e.cfg.needsBatch() {
+		e.setPlainRule() // α is not needed for the moments
 		e.phase = phaseMoments
 		parallel.Rows(e, rows, width)
 		e.gathered = true
@@ -371,6 +381,7 @@ func (e *estimate[F]) run() (Stats, error) {
 		}
 		batched = true
 	}
+	e.setPlainRule()
 	e.phase = phaseGroups
 	parallel.Rows(e, rows, width)
 	e.gathered = true
@@ -415,6 +426,12 @@ func (e *estimate[F]) run() (Stats, error) {
 		return Stats{}, tensor.Errorf(tensor.ErrRange, "rewards", nil, "the variance of the advantages overflows float64; whitening is undefined")
 	}
 	e.whiteMean, e.whiteScale = white.Mean, 1/math.Sqrt(variance+whitenEps)
+	// A whitened advantage is at most sqrt(W) in size (each member's
+	// squared deviation is part of M2, each weight ≥ 1), and the rounding
+	// of F adds at most 2⁻²³·|mean|·10⁴ (whitenEps bounds the scale):
+	// far below F's largest value unless W is, so the whitening skips its
+	// per-member check.
+	e.whiteChecked = !(4*math.Sqrt(white.W)+1 < maxOf[F]()/4)
 	e.phase = phaseWhiten
 	parallel.Rows(e, rows, width)
 	if e.err != nil {
@@ -473,8 +490,26 @@ func (e *estimate[F]) Run(row int) {
 	first := row * perGroupRow
 	last := min(first+perGroupRow, e.groups)
 	nk := last - first
+	size := e.g.size
+	if e.phase == phaseWhiten && e.plain[row] {
+		// Every group of a plain row is whitened.
+		if t, err := e.whitenFlat(first*size, last*size); err != nil {
+			e.fail(t/size, err)
+		}
+		return
+	}
+	plain := e.phase != phaseWhiten && e.plainRow(first, last)
+	e.plain[row] = plain
+	if plain && e.pr.ok && nk%4 == 0 {
+		e.runPlain(row, first, last)
+		return
+	}
+	// Plain rows need spans only where a group leaves the plain loops
+	// (spanOf); the others' are laid out here.
 	var sp [perGroupRow]span[F]
-	e.spans(first, last, &sp, e.gathered)
+	if !plain {
+		e.spans(first, last, &sp, e.gathered)
+	}
 	if e.phase == phaseWhiten {
 		for q := range nk {
 			if err := e.whiten(first+q, &sp[q]); err != nil {
@@ -487,18 +522,29 @@ func (e *estimate[F]) Run(row int) {
 		return
 	}
 	var gm [perGroupRow]groupStats
-	for q := range nk {
-		gm[q] = e.sumPass(&sp[q])
+	q0 := 0
+	if plain {
+		// Four groups' moments in one loop (moments4), the GRPO path's.
+		for ; q0+4 <= nk; q0 += 4 {
+			lo := (first + q0) * size
+			mo := moments4(e.r[lo:lo+4*size], size)
+			for j := range 4 {
+				gm[q0+j] = e.plainStats(size, mo.sum[j], mo.mean[j], mo.ss[j], !mo.differ[j])
+			}
+		}
 	}
-	for q := range nk {
-		e.spreadPass(&sp[q], &gm[q])
+	for q := q0; q < nk; q++ {
+		gm[q] = e.sumPass(e.spanOf(&sp, first, q))
+	}
+	for q := q0; q < nk; q++ {
+		e.spreadPass(e.spanOf(&sp, first, q), &gm[q])
 	}
 	var batch [perGroupRow]stat.Summary
 	invalid, nonzero := 0, 0
 	for q := range nk {
-		k, s, g := first+q, &sp[q], &gm[q]
+		k, g := first+q, &gm[q]
 		if g.suspect {
-			if i, err := e.checkSpan(s); err != nil {
+			if i, err := e.checkSpan(e.spanOf(&sp, first, q)); err != nil {
 				e.mu.Lock()
 				if e.inputErr == nil || i < e.inputAt {
 					e.inputAt, e.inputErr = i, err
@@ -519,6 +565,7 @@ func (e *estimate[F]) Run(row int) {
 			if (g.m == 1 && e.cfg.Singleton == SingletonZero) || (g.m > 1 && g.equal) {
 				invalid += g.m
 			}
+			s := e.spanOf(&sp, first, q)
 			for t, v := range s.r {
 				if v != 0 && s.isScored(t) {
 					nonzero++
@@ -532,7 +579,13 @@ func (e *estimate[F]) Run(row int) {
 		return
 	}
 	for q := range nk {
-		if err := e.group(&sp[q], gm[q]); err != nil {
+		var err error
+		if plain {
+			err = e.plainGroup(&sp, first, q, gm[q])
+		} else {
+			err = e.group(&sp[q], gm[q])
+		}
+		if err != nil {
 			e.fail(first+q, err)
 		}
 	}
@@ -548,7 +601,7 @@ func (e *estimate[F]) Run(row int) {
 	for q := range nk {
 		switch {
 		case !e.whitened(first + q):
-		case sp[q].lens == nil:
+		case plain || sp[q].lens == nil:
 			white[q] = e.whiteMoments(gm[q])
 		default:
 			white[q] = whiteSums(&sp[q])
@@ -556,6 +609,161 @@ func (e *estimate[F]) Run(row int) {
 		}
 	}
 	e.whiteRow[row] = stat.Combine(white[:nk])
+}
+
+// plainRule is rule for the groups of plain rows (m = size ≥ 2, every
+// member scored, no other inputs), decided once per call (setPlainRule)
+// so that runPlain spends little on each group.
+type plainRule struct {
+	ok        bool    // runPlain applies
+	zeroEqual bool    // a group of equal rewards gets exact zeros
+	passAll   bool    // an informative group goes to passAll
+	shiftMean bool    // shift = the group's mean, else 0
+	scaleFor  bool    // scale = scaleFor(size, std, σ_B, cfg), else scale
+	scale     float64 // the fixed scale
+}
+
+// setPlainRule decides e.pr from the configuration (and α, known by now),
+// as rule decides for a group of m = size ≥ 2 members.
+func (e *estimate[F]) setPlainRule() {
+	cfg := e.cfg
+	pr := plainRule{ok: true, zeroEqual: true, shiftMean: true, scale: 1}
+	switch cfg.Estimator {
+	case GRPO, RLOO:
+		pr.scaleFor = true
+	case GPG:
+		pr.scale = e.alpha
+	case ReinforcePlusPlus:
+		pr.zeroEqual, pr.shiftMean = false, false
+	case PassK:
+		pr.passAll = cfg.K == 0 || cfg.K == e.g.size
+		pr.ok = pr.passAll
+	case ReinforcePlusPlusBaseline:
+	default: // ReMax and OPO read inputs, which plain rows do not have
+		pr.ok = false
+	}
+	e.pr = pr
+}
+
+// runPlain runs the moments or groups phase over a plain row of a multiple
+// of four groups: moments4 takes four groups' moments at a time, and each
+// group follows e.pr. It writes what Run does.
+func (e *estimate[F]) runPlain(row, first, last int) {
+	size := e.g.size
+	n := float64(size)
+	div := n
+	if e.cfg.Std == Unbiased {
+		div--
+	}
+	pr := &e.pr
+	gpg := e.cfg.Estimator == GPG
+	var batch, white [perGroupRow]stat.Summary
+	invalid, nonzero := 0, 0
+	for q := 0; q < last-first; q += 4 {
+		lo := (first + q) * size
+		mo := moments4(e.r[lo:lo+4*size], size)
+		for j := range 4 {
+			k, glo := first+q+j, lo+j*size
+			ghi := glo + size
+			equal := !mo.differ[j]
+			if !isFinite(mo.sum[j]) {
+				e.checkPlain(glo, ghi)
+			}
+			batch[q+j] = stat.Summary{W: n, Mean: mo.mean[j], M2: mo.ss[j]}
+			e.status[k] = groupOK
+			if equal {
+				e.status[k] = groupVanished
+			}
+			if gpg {
+				if equal {
+					invalid += size
+				}
+				for _, v := range e.r[glo:ghi] {
+					nonzero += int(b2u(v != 0))
+				}
+			}
+			if e.phase == phaseMoments {
+				continue
+			}
+			gm := groupStats{m: size, sum: mo.sum[j], mean: mo.mean[j], ss: mo.ss[j], equal: equal}
+			if !equal {
+				gm.std = math.Sqrt(gm.ss / div)
+			}
+			d, r := e.dst[glo:ghi:ghi], e.r[glo:ghi:ghi]
+			var err error
+			switch {
+			case equal && pr.zeroEqual:
+				clear(d)
+			case pr.passAll:
+				err = e.passAll(&span[F]{r: r, d: d, lo: glo}, gm.std)
+			default:
+				shift, scale := 0.0, pr.scale
+				if pr.shiftMean {
+					shift = gm.mean
+				}
+				if pr.scaleFor {
+					scale = scaleFor(size, gm.std, e.batchStd, e.cfg)
+				}
+				if writeShifted(d, r, nil, shift, scale, !shiftBound[F](gm, shift, scale)) != 0 {
+					err = e.firstOverflow(&span[F]{r: r, d: d, lo: glo}, shift, scale)
+				}
+			}
+			if err != nil {
+				e.fail(k, err)
+			}
+			if e.cfg.whitens() {
+				white[q+j] = e.whiteMoments(gm)
+			}
+		}
+	}
+	nk := last - first
+	e.batchRows[row] = stat.Combine(batch[:nk])
+	e.whiteRow[row] = stat.Combine(white[:nk])
+	e.invalid[row], e.nonzero[row] = invalid, nonzero
+}
+
+// checkPlain checks the inputs of the plain group rewards[lo:hi].
+func (e *estimate[F]) checkPlain(lo, hi int) {
+	s := span[F]{r: e.r[lo:hi:hi], d: e.dst[lo:hi:hi], lo: lo}
+	if i, err := e.checkSpan(&s); err != nil {
+		e.mu.Lock()
+		if e.inputErr == nil || i < e.inputAt {
+			e.inputAt, e.inputErr = i, err
+		}
+		e.mu.Unlock()
+	}
+}
+
+// plainRow reports whether groups first … last−1 are plain: contiguous,
+// of two or more members, all scored, with no other inputs.
+func (e *estimate[F]) plainRow(first, last int) bool {
+	size := e.g.size
+	return e.g.order == nil && size > 1 && e.in.Baseline == nil && e.in.Lengths == nil &&
+		(e.in.Scored == nil || allTrue(e.in.Scored[first*size:last*size]))
+}
+
+// plainGroup writes the advantages of group k of a plain row, straight
+// from the caller's slices where its rule is a shift and a scale.
+func (e *estimate[F]) plainGroup(sp *[perGroupRow]span[F], first, q int, gm groupStats) error {
+	kind, shift, scale := e.rule(nil, gm)
+	if kind != ruleShift {
+		return e.group(e.spanOf(sp, first, q), gm)
+	}
+	lo, hi := (first+q)*e.g.size, (first+q+1)*e.g.size
+	if writeShifted(e.dst[lo:hi:hi], e.r[lo:hi:hi], nil, shift, scale, !shiftBound[F](gm, shift, scale)) != 0 {
+		return e.firstOverflow(e.spanOf(sp, first, q), shift, scale)
+	}
+	return nil
+}
+
+// spanOf returns the span of group first+q of a row, laying it out first
+// in a plain row, whose groups have none until they need one.
+func (e *estimate[F]) spanOf(sp *[perGroupRow]span[F], first, q int) *span[F] {
+	if sp[q].r == nil {
+		lo, hi := (first+q)*e.g.size, (first+q+1)*e.g.size
+		sp[q] = span[F]{r: e.r[lo:hi:hi], d: e.dst[lo:hi:hi], lo: lo}
+	}
+	return &sp[q]
 }
 
 // fail records the error of group k, keeping the first in group order.
@@ -633,6 +841,20 @@ func (e *estimate[F]) sumPass(s *span[F]) groupStats {
 	return g
 }
 
+// plainStats are the moments of a group of m scored members, all of them,
+// with the given sum, mean and spread.
+func (e *estimate[F]) plainStats(m int, sum, mean, ss float64, equal bool) groupStats {
+	g := groupStats{m: m, sum: sum, mean: mean, ss: ss, equal: equal, suspect: !isFinite(sum)}
+	div := float64(m)
+	if e.cfg.Std == Unbiased {
+		div--
+	}
+	if div > 0 && !equal {
+		g.std = math.Sqrt(ss / div)
+	}
+	return g
+}
+
 // exact reports whether F is float32, whose groups need no separate test
 // for equal members (see contiguousGroups4: ss ≠ 0 is "they differ").
 func exact[F tensor.Float]() bool {
@@ -698,12 +920,14 @@ func (e *estimate[F]) checkSpan(s *span[F]) (int, error) {
 // group writes the advantages of the members of s (before any batch
 // whitening).
 func (e *estimate[F]) group(s *span[F], gm groupStats) error {
-	cfg := e.cfg
-	informative := gm.m > 1 && !gm.equal
-	if cfg.Estimator == PassK && informative {
+	kind, shift, scale := e.rule(s, gm)
+	switch kind {
+	case rulePassK:
 		return e.passK(s, gm.m, gm.std)
-	}
-	if cfg.Estimator == ReMax {
+	case ruleZero:
+		clear(s.d)
+		return nil
+	case ruleReMax:
 		for t, v := range s.r {
 			if !s.isScored(t) {
 				s.d[t] = 0
@@ -712,20 +936,40 @@ func (e *estimate[F]) group(s *span[F], gm groupStats) error {
 			a := float64(v) - float64(s.base[t])
 			s.d[t] = F(a)
 			if !tensor.IsFinite(s.d[t]) {
-				return overflow(s.index(t), a, cfg)
+				return overflow(s.index(t), a, e.cfg)
 			}
 		}
 		return nil
 	}
-	// Every other estimator is A = (R − shift)·scale over the group, or 0.
-	shift, scale, zero := 0.0, 1.0, false
+	if writeShifted(s.d, s.r, s.scored, shift, scale, !shiftBound[F](gm, shift, scale)) != 0 {
+		return e.firstOverflow(s, shift, scale)
+	}
+	return nil
+}
+
+// The kinds of rule a group's advantages follow.
+const (
+	ruleShift = iota // A = (R − shift)·scale
+	ruleZero         // A = 0, exactly (not the rounding residue of R − mean)
+	rulePassK        // passK
+	ruleReMax        // A = R − Inputs.Baseline
+)
+
+// rule returns the rule of a group with moments gm under the estimator;
+// s is read by OPO only (its baseline).
+func (e *estimate[F]) rule(s *span[F], gm groupStats) (kind int, shift, scale float64) {
+	cfg := e.cfg
+	informative := gm.m > 1 && !gm.equal
+	scale = 1
 	switch {
+	case cfg.Estimator == ReMax:
+		kind = ruleReMax
 	case cfg.Estimator == ReinforcePlusPlus:
 		// A = R, whitened later.
 	case gm.m == 1:
 		switch {
 		case cfg.Singleton == SingletonZero || cfg.Estimator == PassK:
-			zero = true
+			kind = ruleZero
 		case cfg.Estimator == GRPO || cfg.Estimator == RLOO:
 			c := cfg
 			c.Estimator = GRPO
@@ -735,7 +979,9 @@ func (e *estimate[F]) group(s *span[F], gm groupStats) error {
 		}
 		// ReinforcePlusPlusBaseline, OPO: baseline 0, A = R.
 	case !informative:
-		zero = true // exactly 0, not the rounding residue of R − mean
+		kind = ruleZero
+	case cfg.Estimator == PassK:
+		kind = rulePassK
 	case cfg.Estimator == GRPO || cfg.Estimator == RLOO:
 		shift, scale = gm.mean, scaleFor(gm.m, gm.std, e.batchStd, cfg)
 	case cfg.Estimator == GPG:
@@ -745,43 +991,71 @@ func (e *estimate[F]) group(s *span[F], gm groupStats) error {
 	default: // ReinforcePlusPlusBaseline
 		shift = gm.mean
 	}
-	if zero {
-		clear(s.d)
-		return nil
+	return kind, shift, scale
+}
+
+// writeShifted writes (R − shift)·scale of the scored members of r into d
+// and 0 for the others (scored nil: all are scored). With checked set it
+// returns 0 if every advantage is finite in F (notFinite), so that the
+// loop has one test after it instead of one per member; unset, the caller
+// has bounded them (shiftBound).
+func writeShifted[F tensor.Float](d, r []F, scored []bool, shift, scale float64, checked bool) (check uint64) {
+	d = d[:len(r)]
+	if scored == nil && !checked {
+		for t, v := range r {
+			d[t] = F((float64(v) - shift) * scale)
+		}
+		return 0
 	}
-	d := s.d[:len(s.r)]
-	// check stays 0 while every advantage is finite in F (notFinite):
-	// one test after the loop.
-	var check uint64
-	if s.scored == nil {
-		for t, v := range s.r {
+	if scored == nil {
+		for t, v := range r {
 			a := F((float64(v) - shift) * scale)
 			d[t] = a
 			check |= notFinite(a)
 		}
-	} else {
-		sc := s.scored[:len(s.r)]
-		for t, v := range s.r {
-			var a F
-			if sc[t] {
-				a = F((float64(v) - shift) * scale)
-			}
-			d[t] = a
-			check |= notFinite(a)
-		}
+		return check
 	}
-	if check != 0 {
-		// The first advantage that overflows, recomputed unless dst is
-		// the rewards themselves.
-		same := tensor.Same(s.r, s.d)
-		for t, a := range d {
-			if s.isScored(t) && !tensor.IsFinite(a) {
-				v := float64(a)
-				if !same {
-					v = (float64(s.r[t]) - shift) * scale
-				}
-				return overflow(s.index(t), v, cfg)
+	scored = scored[:len(r)]
+	for t, v := range r {
+		var a F
+		if scored[t] {
+			a = F((float64(v) - shift) * scale)
+		}
+		d[t] = a
+		check |= notFinite(a)
+	}
+	return check
+}
+
+// shiftBound reports whether (R − shift)·scale is sure to be finite in F
+// for every scored member of a group with moments gm: Σ (R − shift)² =
+// ss + m·(mean − shift)² bounds each (R − shift)², and a factor 4 covers
+// the rounding of the sums and of the product. A non-finite input fails
+// the test (NaN compares false).
+func shiftBound[F tensor.Float](gm groupStats, shift, scale float64) bool {
+	c := gm.mean - shift
+	return 4*math.Sqrt(gm.ss+float64(gm.m)*c*c)*math.Abs(scale) < maxOf[F]()
+}
+
+// maxOf is the largest finite F.
+func maxOf[F tensor.Float]() float64 {
+	if exact[F]() {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
+}
+
+// firstOverflow returns the error of the first advantage of s that
+// overflows F, recomputed unless dst is the rewards themselves.
+func (e *estimate[F]) firstOverflow(s *span[F], shift, scale float64) error {
+	same := tensor.Same(s.r, s.d)
+	for t, a := range s.d {
+		if s.isScored(t) && !tensor.IsFinite(a) {
+			v := float64(a)
+			if !same {
+				v = (float64(s.r[t]) - shift) * scale
 			}
+			return overflow(s.index(t), v, e.cfg)
 		}
 	}
 	return nil
@@ -895,6 +1169,34 @@ func whiteSpread[F tensor.Float](s *span[F], sm *stat.Summary) {
 		}
 	}
 	sm.M2 = m2
+}
+
+// whitenFlat applies the batch whitening to dst[lo:hi], all of whose
+// members it covers; on an overflow it returns the index met and its
+// error.
+func (e *estimate[F]) whitenFlat(lo, hi int) (int, error) {
+	mean, scale := e.whiteMean, e.whiteScale
+	d := e.dst[lo:hi:hi]
+	if !e.whiteChecked {
+		for t, a := range d {
+			d[t] = F((float64(a) - mean) * scale)
+		}
+		return 0, nil
+	}
+	var check uint64
+	for t, a := range d {
+		w := F((float64(a) - mean) * scale)
+		d[t] = w
+		check |= notFinite(w)
+	}
+	if check != 0 {
+		for t, a := range d {
+			if !tensor.IsFinite(a) {
+				return lo + t, overflow(lo+t, float64(a), e.cfg)
+			}
+		}
+	}
+	return 0, nil
 }
 
 // whiten applies the batch whitening to group k's advantages.

@@ -42,9 +42,9 @@ func (e *estimate[F]) passK(s *span[F], m int, std float64) error {
 // tie for best), 0 for the others.
 func (e *estimate[F]) passAll(s *span[F], std float64) error {
 	// The two largest, with repeats, as order keys (orderKey): integer
-	// max and min compile to conditional moves, where floating-point
-	// ones (NaN and signed-zero rules) cost a chain of five instructions
-	// and a comparison-and-branch would be a coin flip on random rewards.
+	// max and min compile to conditional moves, where floating-point ones
+	// (NaN and signed-zero rules) cost a chain of five instructions and a
+	// comparison-and-branch would be a coin flip on random rewards.
 	k1, k2 := int64(math.MinInt64), int64(math.MinInt64)
 	if s.scored == nil {
 		for _, v := range s.r {
@@ -61,24 +61,22 @@ func (e *estimate[F]) passAll(s *span[F], std float64) error {
 			}
 		}
 	}
-	first, second := fromOrderKey(k1), fromOrderKey(k2)
-	scale := e.passScale(std)
-	d := s.d[:len(s.r)]
-	var check uint64
-	for t, v := range s.r {
-		var a F
-		if r := float64(v); r == first && second < r && s.isScored(t) {
-			a = F((r - second) * scale)
-		}
-		d[t] = a
-		check |= notFinite(a)
+	clear(s.d)
+	if k2 == k1 {
+		return nil // a tie for best: every advantage is 0
 	}
-	if check != 0 {
-		for t, a := range d {
-			if !tensor.IsFinite(a) {
-				return overflow(s.index(t), (first-second)*scale, e.cfg)
-			}
+	first, second := fromOrderKey(k1), fromOrderKey(k2)
+	best := 0
+	for t, v := range s.r {
+		if float64(v) == first && s.isScored(t) {
+			best = t
+			break
 		}
+	}
+	a := (first - second) * e.passScale(std)
+	s.d[best] = F(a)
+	if !tensor.IsFinite(s.d[best]) {
+		return overflow(s.index(best), a, e.cfg)
 	}
 	return nil
 }
