@@ -489,6 +489,26 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, su
 	d2 := d[2*size : 3*size : 3*size]
 	d3 := d[3*size : 4*size : 4*size]
 	d0, d1, d2, d3 = d0[:len(r0)], d1[:len(r0)], d2[:len(r0)], d3[:len(r0)]
+	// |R − mean| ≤ sqrt(ss) bounds every advantage (shiftBound): when
+	// the bound is finite in F for the four groups, no member is checked.
+	lim := maxOf[F]()
+	if 4*math.Sqrt(q0)*math.Abs(sc0) < lim && 4*math.Sqrt(q1)*math.Abs(sc1) < lim &&
+		4*math.Sqrt(q2)*math.Abs(sc2) < lim && 4*math.Sqrt(q3)*math.Abs(sc3) < lim {
+		for i, v0 := range r0 {
+			d0[i] = F((float64(v0) - m0) * sc0)
+			d1[i] = F((float64(r1[i]) - m1) * sc1)
+			d2[i] = F((float64(r2[i]) - m2) * sc2)
+			d3[i] = F((float64(r3[i]) - m3) * sc3)
+		}
+		for q := range 4 {
+			if !differ[q] {
+				// Exactly 0, not the rounding residue of R − mean(R).
+				clear(d[q*size : (q+1)*size])
+				vanished[q] = true
+			}
+		}
+		return bad
+	}
 	// ch stays 0 while every advantage is finite in F (x − x is NaN for
 	// an infinity): one test per group after the loop.
 	var ch0, ch1, ch2, ch3 F
