@@ -223,7 +223,8 @@ type estimate[F tensor.Float] struct {
 	status              []uint8
 	batchRows, whiteRow []stat.Summary
 	invalid, nonzero    []int
-	plain               []bool // the row is plain (plainRow)
+	rowKind             []uint8   // rowGeneral, rowPlain or rowFused
+	means               []float64 // each group's mean, for rowFused rows
 
 	// Groups by id are gathered into consecutive slots (Groups.order's
 	// order) so that they run through the same loops as contiguous ones.
@@ -244,7 +245,7 @@ var estimates = parallel.Jobs{parallel.NewFree[estimate[float32]](4), parallel.N
 
 func putEstimate[F tensor.Float](e *estimate[F]) {
 	*e = estimate[F]{status: e.status, batchRows: e.batchRows, whiteRow: e.whiteRow,
-		invalid: e.invalid, nonzero: e.nonzero, plain: e.plain, gr: e.gr, gd: e.gd, gb: e.gb, gs: e.gs, gl: e.gl}
+		invalid: e.invalid, nonzero: e.nonzero, rowKind: e.rowKind, means: e.means, gr: e.gr, gd: e.gd, gb: e.gb, gs: e.gs, gl: e.gl}
 	parallel.Put(estimates, e)
 }
 
@@ -353,7 +354,10 @@ func (e *estimate[F]) run() (Stats, error) {
 	e.status = grow(e.status, e.groups)
 	e.batchRows, e.whiteRow = grow(e.batchRows, rows), grow(e.whiteRow, rows)
 	e.invalid, e.nonzero = grow(e.invalid, rows), grow(e.nonzero, rows)
-	e.plain = grow(e.plain, rows)
+	e.rowKind = grow(e.rowKind, rows)
+	if e.cfg.whitens() {
+		e.means = grow(e.means, e.groups)
+	}
 	if e.g.order != nil {
 		e.gr, e.gd = grow(e.gr, n), grow(e.gd, n)
 		if e.in.Scored != nil {
@@ -491,16 +495,31 @@ func (e *estimate[F]) Run(row int) {
 	last := min(first+perGroupRow, e.groups)
 	nk := last - first
 	size := e.g.size
-	if e.phase == phaseWhiten && e.plain[row] {
+	if e.phase == phaseWhiten && e.rowKind[row] != rowGeneral {
 		// Every group of a plain row is whitened.
-		if t, err := e.whitenFlat(first*size, last*size); err != nil {
+		var t int
+		var err error
+		if e.rowKind[row] == rowFused {
+			t, err = e.whitenFused(first, last)
+		} else {
+			t, err = e.whitenFlat(first*size, last*size)
+		}
+		if err != nil {
 			e.fail(t/size, err)
 		}
 		return
 	}
 	plain := e.phase != phaseWhiten && e.plainRow(first, last)
-	e.plain[row] = plain
+	if e.phase == phaseGroups {
+		e.rowKind[row] = rowGeneral
+		if plain {
+			e.rowKind[row] = rowPlain
+		}
+	}
 	if plain && e.pr.ok && nk%4 == 0 {
+		if e.phase == phaseGroups && e.cfg.whitens() {
+			e.rowKind[row] = rowFused
+		}
 		e.runPlain(row, first, last)
 		return
 	}
@@ -686,6 +705,12 @@ func (e *estimate[F]) runPlain(row, first, last int) {
 				continue
 			}
 			gm := groupStats{m: size, sum: mo.sum[j], mean: mo.mean[j], ss: mo.ss[j], equal: equal}
+			if e.cfg.whitens() {
+				// Written once, whitened (whitenFused).
+				e.means[k] = gm.mean
+				white[q+j] = e.whiteMoments(gm)
+				continue
+			}
 			if !equal {
 				gm.std = math.Sqrt(gm.ss / div)
 			}
@@ -710,9 +735,6 @@ func (e *estimate[F]) runPlain(row, first, last int) {
 			}
 			if err != nil {
 				e.fail(k, err)
-			}
-			if e.cfg.whitens() {
-				white[q+j] = e.whiteMoments(gm)
 			}
 		}
 	}
@@ -1169,6 +1191,55 @@ func whiteSpread[F tensor.Float](s *span[F], sm *stat.Summary) {
 		}
 	}
 	sm.M2 = m2
+}
+
+// The kinds of row of the whitening phase.
+const (
+	rowGeneral = iota // whitened group by group (whiten)
+	rowPlain          // plain, its advantages written: whitenFlat
+	rowFused          // plain, nothing written yet: whitenFused
+)
+
+// whitenFused writes the whitened advantages of the groups first … last−1
+// of a plain row straight from the rewards, (x − mean_B)·scale with x the
+// centred reward R − mean_g (or R, or exactly 0 for a group of equal
+// rewards under ReinforcePlusPlusBaseline): the values whiteMoments
+// summarised, rounded to F once. On an overflow it returns the index met
+// and its error.
+func (e *estimate[F]) whitenFused(first, last int) (int, error) {
+	size := e.g.size
+	mean, scale := e.whiteMean, e.whiteScale
+	plus := e.cfg.Estimator == ReinforcePlusPlus
+	for k := first; k < last; k++ {
+		lo, hi := k*size, (k+1)*size
+		d, r := e.dst[lo:hi:hi], e.r[lo:hi:hi]
+		d = d[:len(r)]
+		switch {
+		case plus:
+			for t, v := range r {
+				d[t] = F((float64(v) - mean) * scale)
+			}
+		case e.status[k] == groupVanished:
+			a := F((0 - mean) * scale)
+			for t := range d {
+				d[t] = a
+			}
+		default:
+			m := e.means[k]
+			for t, v := range r {
+				d[t] = F(((float64(v) - m) - mean) * scale)
+			}
+		}
+	}
+	if e.whiteChecked {
+		lo, hi := first*size, last*size
+		for t, a := range e.dst[lo:hi] {
+			if !tensor.IsFinite(a) {
+				return lo + t, overflow(lo+t, float64(a), e.cfg)
+			}
+		}
+	}
+	return 0, nil
 }
 
 // whitenFlat applies the batch whitening to dst[lo:hi], all of whose
