@@ -61,18 +61,29 @@ func (e *estimate[F]) passAll(s *span[F], std float64) error {
 			}
 		}
 	}
-	clear(s.d)
 	if k2 == k1 {
+		clear(s.d)
 		return nil // a tie for best: every advantage is 0
 	}
-	first, second := fromOrderKey(k1), fromOrderKey(k2)
 	best := 0
-	for t, v := range s.r {
-		if float64(v) == first && s.isScored(t) {
-			best = t
-			break
+	if s.scored == nil {
+		// The best is unique: the sum of t over the members with its key
+		// is its index. Zeroing d in the same loop, without a branch.
+		d := s.d[:len(s.r)]
+		for t, v := range s.r {
+			best += t * int(b2u(orderKey(float64(v)) == k1))
+			d[t] = 0
+		}
+	} else {
+		clear(s.d)
+		for t, v := range s.r {
+			if s.scored[t] && orderKey(float64(v)) == k1 {
+				best = t
+				break
+			}
 		}
 	}
+	first, second := fromOrderKey(k1), fromOrderKey(k2)
 	a := (first - second) * e.passScale(std)
 	s.d[best] = F(a)
 	if !tensor.IsFinite(s.d[best]) {
