@@ -189,52 +189,52 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 			return Stats{}, fmt.Errorf("grpo: %w", err)
 		}
 	}
-	j := parallel.Get[groupJob[F]](jobs)
-	defer putJob(j)
 	groups, countErr := g.count(n)
-	// The batch moments are a serial pass over every reward, as long as
-	// the groups' own work; when the groups do not need them (no batch
-	// scale) and dst is not rewards itself, they go to the row engine as
-	// row 0, beside the groups, and take the same arithmetic as ever.
-	j.moments = countErr == nil && cfg.Scale != ScaleBatch && !overlap(dst, rewards)
-	if !j.moments {
-		j.mean, j.ss = stat.Moments(rewards)
-	}
-	if err := finiteMean(j.mean, rewards, j.moments); err != nil {
-		return Stats{}, err
-	}
 	if countErr != nil {
-		return Stats{}, fmt.Errorf("grpo: %w", countErr)
-	}
-	batchStd := 0.0
-	if cfg.Scale == ScaleBatch && (n > 1 || cfg.Std == Population) {
-		div := float64(n)
-		if cfg.Std == Unbiased {
-			div--
-		}
-		batchStd = math.Sqrt(j.ss / div)
-	}
-	j.dst, j.rewards, j.g, j.batchStd, j.cfg = dst, rewards, g, batchStd, cfg
-	j.status = slices.Grow(j.status[:0], groups)[:groups]
-	first := 0
-	if j.moments {
-		first = 1
-	}
-	j.first = first
-	// Contiguous groups go to the engine perGroupRow at a time (see Run);
-	// groups by id one at a time.
-	j.perRow = 1
-	if g.order == nil {
-		j.perRow = perGroupRow
-	}
-	rows := (groups + j.perRow - 1) / j.perRow
-	parallel.Rows(j, rows+first, max(n/max(rows, 1), 1))
-	if j.moments {
-		if err := finiteMean(j.mean, rewards, false); err != nil {
+		// The rewards' own errors come first, as on every other path.
+		mean, _ := stat.Moments(rewards)
+		if err := finiteMean(mean, rewards); err != nil {
 			return Stats{}, err
 		}
+		return Stats{}, fmt.Errorf("grpo: %w", countErr)
 	}
-	st := Stats{Groups: groups, MeanReward: j.mean, StdReward: math.Sqrt(j.ss / float64(n))}
+	j := parallel.Get[groupJob[F]](jobs)
+	defer putJob(j)
+	j.dst, j.rewards, j.g, j.cfg = dst, rewards, g, cfg
+	j.status = slices.Grow(j.status[:0], groups)[:groups]
+	// Groups go to the engine perGroupRow at a time (see Run), by id as
+	// contiguous, so that the moments are combined in the same tree and
+	// groups given either way give the same bits.
+	rows := (groups + perGroupRow - 1) / perGroupRow
+	j.parts = slices.Grow(j.parts[:0], rows)[:rows]
+	width := max(n/rows, 1)
+	// The batch moments come from the groups' own sums and spreads, each
+	// row's combined in the row and the rows' in row order by the caller
+	// (stat.Combine): no pass of their own, and the same bits whatever the
+	// number of workers. A batch scale needs them before the groups are
+	// written: a first run of the rows then takes only the moments.
+	if cfg.Scale == ScaleBatch {
+		j.momentsOnly = true
+		parallel.Rows(j, rows, width)
+		j.momentsOnly = false
+		total := stat.Combine(j.parts)
+		if err := finiteMean(total.Mean, rewards); err != nil {
+			return Stats{}, err
+		}
+		if n > 1 || cfg.Std == Population {
+			div := float64(n)
+			if cfg.Std == Unbiased {
+				div--
+			}
+			j.batchStd = math.Sqrt(total.M2 / div)
+		}
+	}
+	parallel.Rows(j, rows, width)
+	total := stat.Combine(j.parts)
+	if err := finiteMean(total.Mean, rewards); err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Groups: groups, MeanReward: total.Mean, StdReward: math.Sqrt(total.M2 / float64(n))}
 	for _, s := range j.status {
 		switch s {
 		case groupSingleton:
@@ -253,26 +253,15 @@ func Advantages[F tensor.Float](dst, rewards []F, g Groups, cfg Config) (Stats, 
 
 // finiteMean reports a non-finite batch mean as the error it comes from:
 // a float64 sum of float32 or finite float64 rewards is finite unless one
-// of them is not. With pending set the mean is not known yet: no error.
-func finiteMean[F tensor.Float](mean float64, rewards []F, pending bool) error {
-	if pending || !(math.IsNaN(mean) || math.IsInf(mean, 0)) {
+// of them is not.
+func finiteMean[F tensor.Float](mean float64, rewards []F) error {
+	if !(math.IsNaN(mean) || math.IsInf(mean, 0)) {
 		return nil
 	}
 	if err := tensor.CheckFiniteVec("rewards", rewards); err != nil {
 		return fmt.Errorf("grpo: %w", err)
 	}
 	return fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrRange, "rewards", nil, "their sum overflows float64"))
-}
-
-// overlap reports whether two slices share memory.
-func overlap[F tensor.Float](a, b []F) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	var z F
-	size := uintptr(unsafe.Sizeof(z))
-	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
 }
 
 // What a group's advantages came to.
@@ -284,21 +273,18 @@ const (
 )
 
 // groupJob runs the groups of one Advantages call through the row engine,
-// one group per row; each group's outcome goes to its own status byte, and
-// the counts are formed afterwards in group order.
+// perGroupRow groups per row; each group's outcome goes to its own status byte,
+// and each row's moments to its own Summary, combined afterwards in order.
 type groupJob[F tensor.Float] struct {
 	dst, rewards []F
 	g            Groups
 	batchStd     float64
 	cfg          Config
 	status       []uint8
-	// With moments, row 0 takes the batch mean and spread and group k is
-	// row k + first; first is 1 then, else 0.
-	moments  bool
-	first    int
-	mean, ss float64
-	// perRow is how many groups one row of the engine takes.
-	perRow int
+	// parts[row] is the summary of the row's rewards; with momentsOnly
+	// set, the rows take it and write nothing else.
+	parts       []stat.Summary
+	momentsOnly bool
 
 	mu       sync.Mutex
 	badGroup int   // the first group (in order) whose advantages overflow
@@ -310,19 +296,24 @@ type groupJob[F tensor.Float] struct {
 var jobs = parallel.Jobs{parallel.NewFree[groupJob[float32]](4), parallel.NewFree[groupJob[float64]](4)}
 
 func putJob[F tensor.Float](j *groupJob[F]) {
-	status := j.status
-	j.dst, j.rewards, j.g, j.err, j.status = nil, nil, Groups{}, nil, status
+	status, parts := j.status, j.parts
+	*j = groupJob[F]{status: status, parts: parts}
 	parallel.Put(jobs, j)
 }
 
 func (j *groupJob[F]) Run(row int) {
-	if j.moments && row == 0 {
-		j.mean, j.ss = stat.Moments(j.rewards)
+	first := row * perGroupRow
+	last := min(first+perGroupRow, len(j.status))
+	var parts [perGroupRow]stat.Summary
+	k := first
+	if j.momentsOnly {
+		for ; k < last; k++ {
+			lo, hi, idx := j.g.members(k)
+			parts[k-first], _ = summarize(j.rewards, idx, lo, hi)
+		}
+		j.parts[row] = stat.Combine(parts[:last-first])
 		return
 	}
-	first := (row - j.first) * j.perRow
-	last := min(first+j.perRow, len(j.status))
-	k := first
 	if j.g.order == nil {
 		// Four groups at a time have their sums and spreads taken
 		// together (same arithmetic, so the same bits).
@@ -330,12 +321,13 @@ func (j *groupJob[F]) Run(row int) {
 		for ; size > 1 && k+4 <= last; k += 4 {
 			lo := k * size
 			var vanished [4]bool
-			bad := contiguousGroups4(j.dst[lo:lo+4*size], j.rewards[lo:lo+4*size], size, &vanished, j.batchStd, j.cfg)
+			sums := (*[4]stat.Summary)(parts[k-first : k-first+4])
+			bad := contiguousGroups4(j.dst[lo:lo+4*size], j.rewards[lo:lo+4*size], size, &vanished, sums, j.batchStd, j.cfg)
 			for q := range 4 {
 				var err error
 				if bad[q] {
 					// Find the member that overflows, as contiguousGroup would.
-					_, err = contiguousGroup(j.dst, j.rewards, lo+q*size, lo+(q+1)*size, j.batchStd, j.cfg)
+					_, _, err = contiguousGroup(j.dst, j.rewards, lo+q*size, lo+(q+1)*size, j.batchStd, j.cfg)
 				}
 				j.record(k+q, false, vanished[q], err)
 			}
@@ -346,12 +338,13 @@ func (j *groupJob[F]) Run(row int) {
 		var vanished bool
 		var err error
 		if idx == nil {
-			vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
+			parts[k-first], vanished, err = contiguousGroup(j.dst, j.rewards, lo, hi, j.batchStd, j.cfg)
 		} else {
-			vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
+			parts[k-first], vanished, err = group(j.dst, j.rewards, idx, j.batchStd, j.cfg)
 		}
 		j.record(k, hi-lo == 1 || len(idx) == 1, vanished, err)
 	}
+	j.parts[row] = stat.Combine(parts[:last-first])
 }
 
 // record sets group k's status.
@@ -404,14 +397,19 @@ func overflow(j int, a float64, cfg Config) error {
 // enough that a row's call costs little next to its work.
 const perGroupRow = 16
 
-// contiguousGroups4 writes the advantages of the four consecutive groups
-// of size ≥ 2 members that make up r into d, with exactly the arithmetic of
-// contiguousGroup (each group's sums in member order, so the same bits),
-// sets vanished, and reports the groups whose advantages overflow F. Each
-// group's sum, sum of squares and finiteness check is a chain of dependent
-// additions; running four groups' chains in one loop lets the processor
-// overlap them instead of waiting on each addition in turn.
-func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, batchStd float64, cfg Config) (bad [4]bool) {
+// groups4 are the moments of four groups of equal size.
+type groups4 struct {
+	sum, mean, ss [4]float64
+	differ        [4]bool // not all members equal
+}
+
+// moments4 takes the moments of the four consecutive groups of size
+// members that make up r: each group's sum in member order over its size,
+// then the squared deviations from that mean in a second pass, as
+// summarize does. Each sum is a chain of dependent additions; running four
+// groups' chains in one loop lets the processor overlap them instead of
+// waiting on each addition in turn.
+func moments4[F tensor.Float](r []F, size int) (g groups4) {
 	r0 := r[:size:size]
 	r1 := r[size : 2*size : 2*size]
 	r2 := r[2*size : 3*size : 3*size]
@@ -446,7 +444,9 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, ba
 		q2 += x2 * x2
 		q3 += x3 * x3
 	}
-	var differ [4]bool
+	g.sum = [4]float64{s0, s1, s2, s3}
+	g.mean = [4]float64{m0, m1, m2, m3}
+	g.ss = [4]float64{q0, q1, q2, q3}
 	if exact {
 		// float32 storage: a float64 sum of k copies of a float32 value
 		// is exact (24 + log2 k bits), so a group of equal members has
@@ -455,10 +455,34 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, ba
 		// squared, does not underflow float64). ss ≠ 0 is then "the
 		// members differ", and NaN, which makes the call an error anyway,
 		// counts as differing as v != first does.
-		differ = [4]bool{q0 != 0, q1 != 0, q2 != 0, q3 != 0}
+		g.differ = [4]bool{q0 != 0, q1 != 0, q2 != 0, q3 != 0}
 	} else {
-		differ = [4]bool{c0 != 0, c1 != 0, c2 != 0, c3 != 0}
+		g.differ = [4]bool{c0 != 0, c1 != 0, c2 != 0, c3 != 0}
 	}
+	return g
+}
+
+// contiguousGroups4 writes the advantages of the four consecutive groups
+// of size ≥ 2 members that make up r into d, with exactly the arithmetic of
+// contiguousGroup (each group's sums in member order, so the same bits),
+// sets vanished and the groups' summaries (as summarize gives them), and
+// reports the groups whose advantages overflow F. The moments come from
+// moments4; the finiteness checks, chains of dependent additions too, run
+// four groups to a loop for the same reason.
+func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, sums *[4]stat.Summary, batchStd float64, cfg Config) (bad [4]bool) {
+	mo := moments4(r, size)
+	n := float64(size)
+	m0, m1, m2, m3 := mo.mean[0], mo.mean[1], mo.mean[2], mo.mean[3]
+	q0, q1, q2, q3 := mo.ss[0], mo.ss[1], mo.ss[2], mo.ss[3]
+	for q := range 4 {
+		sums[q] = stat.Summary{W: n, Mean: mo.mean[q], M2: mo.ss[q]}
+	}
+	differ := mo.differ
+	r0 := r[:size:size]
+	r1 := r[size : 2*size : 2*size]
+	r2 := r[2*size : 3*size : 3*size]
+	r3 := r[3*size : 4*size : 4*size]
+	r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
 	div := n
 	if cfg.Std == Unbiased {
 		div--
@@ -472,6 +496,26 @@ func contiguousGroups4[F tensor.Float](d, r []F, size int, vanished *[4]bool, ba
 	d2 := d[2*size : 3*size : 3*size]
 	d3 := d[3*size : 4*size : 4*size]
 	d0, d1, d2, d3 = d0[:len(r0)], d1[:len(r0)], d2[:len(r0)], d3[:len(r0)]
+	// |R − mean| ≤ sqrt(ss) bounds every advantage (shiftBound): when
+	// the bound is finite in F for the four groups, no member is checked.
+	lim := maxOf[F]()
+	if 4*math.Sqrt(q0)*math.Abs(sc0) < lim && 4*math.Sqrt(q1)*math.Abs(sc1) < lim &&
+		4*math.Sqrt(q2)*math.Abs(sc2) < lim && 4*math.Sqrt(q3)*math.Abs(sc3) < lim {
+		for i, v0 := range r0 {
+			d0[i] = F((float64(v0) - m0) * sc0)
+			d1[i] = F((float64(r1[i]) - m1) * sc1)
+			d2[i] = F((float64(r2[i]) - m2) * sc2)
+			d3[i] = F((float64(r3[i]) - m3) * sc3)
+		}
+		for q := range 4 {
+			if !differ[q] {
+				// Exactly 0, not the rounding residue of R − mean(R).
+				clear(d[q*size : (q+1)*size])
+				vanished[q] = true
+			}
+		}
+		return bad
+	}
 	// ch stays 0 while every advantage is finite in F (x − x is NaN for
 	// an infinity): one test per group after the loop.
 	var ch0, ch1, ch2, ch3 F
@@ -508,9 +552,10 @@ func b2u(b bool) uint {
 }
 
 // contiguousGroup writes the advantages of rewards[lo:hi], the common case,
-// in plain loops over slices. It reports whether the group vanished (two or
-// more members, all rewards equal).
-func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd float64, cfg Config) (bool, error) {
+// in plain loops over slices. It returns the group's summary (as summarize
+// gives it) and whether the group vanished (two or more members, all
+// rewards equal).
+func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd float64, cfg Config) (stat.Summary, bool, error) {
 	r := rewards[lo:hi:hi]
 	d := dst[lo:hi:hi]
 	d = d[:len(r)]
@@ -522,16 +567,17 @@ func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd floa
 		sum += float64(v)
 		differ = differ || v != first
 	}
-	if size == 1 || !differ {
-		// Exactly 0, not the rounding residue of R − mean(R).
-		clear(d)
-		return size > 1, nil
-	}
 	mean := sum / float64(size)
 	var ss float64
 	for _, v := range r {
 		x := float64(v) - mean
 		ss += x * x
+	}
+	sm := stat.Summary{W: float64(size), Mean: mean, M2: ss}
+	if size == 1 || !differ {
+		// Exactly 0, not the rounding residue of R − mean(R).
+		clear(d)
+		return sm, size > 1, nil
 	}
 	div := float64(size)
 	if cfg.Std == Unbiased {
@@ -549,39 +595,40 @@ func contiguousGroup[F tensor.Float](dst, rewards []F, lo, hi int, batchStd floa
 	if check != 0 || check != check {
 		for i, v := range r {
 			if a := (float64(v) - mean) * scale; !tensor.IsFinite(F(a)) {
-				return false, overflow(lo+i, a, cfg)
+				return sm, false, overflow(lo+i, a, cfg)
 			}
 		}
 	}
-	return false, nil
+	return sm, false, nil
 }
 
 // group writes the advantages of the rewards at idx (groups given by ids).
-// It reports whether the group vanished.
-func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Config) (bool, error) {
+// It returns the group's summary and whether the group vanished.
+func group[F tensor.Float](dst, rewards []F, idx []int, batchStd float64, cfg Config) (stat.Summary, bool, error) {
 	size := len(idx)
-	mean, std, equal := meanStd(rewards, idx, 0, 0, cfg.Std)
+	sm, equal := summarize(rewards, idx, 0, 0)
 	if size == 1 || equal {
 		for _, j := range idx {
 			dst[j] = 0
 		}
-		return size > 1, nil
+		return sm, size > 1, nil
 	}
-	scale := scaleFor(size, std, batchStd, cfg)
+	scale := scaleFor(size, stdOf(sm, cfg.Std), batchStd, cfg)
 	for _, j := range idx {
-		a := (float64(rewards[j]) - mean) * scale
+		a := (float64(rewards[j]) - sm.Mean) * scale
 		dst[j] = F(a)
 		if !tensor.IsFinite(dst[j]) {
-			return false, overflow(j, a, cfg)
+			return sm, false, overflow(j, a, cfg)
 		}
 	}
-	return false, nil
+	return sm, false, nil
 }
 
-// meanStd returns the mean and standard deviation of the rewards at idx, or
-// of rewards[lo:hi] when idx is nil, in two float64 passes, and whether all
-// of them are equal. With fewer than two values the unbiased std is 0.
-func meanStd[F tensor.Float](rewards []F, idx []int, lo, hi int, kind Std) (mean, std float64, equal bool) {
+// summarize returns the summary of the rewards at idx, or of
+// rewards[lo:hi] when idx is nil: their sum in member order over their
+// count, and the sum of squared deviations from that mean in a second
+// pass; and whether they are all equal.
+func summarize[F tensor.Float](rewards []F, idx []int, lo, hi int) (s stat.Summary, equal bool) {
 	at := func(i int) F {
 		if idx != nil {
 			return rewards[idx[i]]
@@ -600,18 +647,35 @@ func meanStd[F tensor.Float](rewards []F, idx []int, lo, hi int, kind Std) (mean
 		sum += float64(r)
 		equal = equal && r == first
 	}
-	mean = sum / float64(n)
+	mean := sum / float64(n)
 	var ss float64
 	for i := range n {
 		d := float64(at(i)) - mean
 		ss += d * d
 	}
-	div := float64(n)
+	return stat.Summary{W: float64(n), Mean: mean, M2: ss}, equal
+}
+
+// stdOf is the standard deviation of a group with summary s (0 for fewer
+// than two members under Unbiased).
+func stdOf(s stat.Summary, kind Std) float64 {
+	div := s.W
 	if kind == Unbiased {
 		div--
 	}
-	if div <= 0 || equal {
-		return mean, 0, equal
+	if div <= 0 {
+		return 0
 	}
-	return mean, math.Sqrt(ss / div), equal
+	return math.Sqrt(s.M2 / div)
+}
+
+// meanStd returns the mean and standard deviation of the rewards at idx, or
+// of rewards[lo:hi] when idx is nil, in two float64 passes, and whether all
+// of them are equal. With fewer than two values the unbiased std is 0.
+func meanStd[F tensor.Float](rewards []F, idx []int, lo, hi int, kind Std) (mean, std float64, equal bool) {
+	s, equal := summarize(rewards, idx, lo, hi)
+	if equal {
+		return s.Mean, 0, true
+	}
+	return s.Mean, stdOf(s, kind), false
 }

@@ -52,6 +52,12 @@
 // k − 1 of the other members; k = Config.K, or the group size, where only
 // the best response gets R_max − R_second (verl's grpo_passk).
 //
+// Batch statistics (Stats' mean and spread, σ_B, GPG's α, the REINFORCE++
+// whitening) are formed from each group's count, mean and spread, combined
+// over fixed runs of 16 groups and then over the runs in order
+// (internal/stat.Combine): the same bits at any GOMAXPROCS
+// (docs/spec.md#group-advantages).
+//
 // Size-1 groups: rlpost gives them 0 (SingletonZero, the default); verl
 // gives them the reward, baseline 0 and spread 1: R/(1 + ε) for GRPO
 // (SingletonReward). Rewards marked unscored in Inputs.Scored are not

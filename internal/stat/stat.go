@@ -42,3 +42,41 @@ func Moments[F tensor.Float](x []F) (mean, ss float64) {
 	}
 	return mean, (q0 + q1) + (q2 + q3)
 }
+
+// Summary is the weight, mean and spread of a piece of a sample: W the
+// total weight (the count, unweighted), Mean the weighted mean and M2 the
+// weighted sum of squared deviations from it. Summaries of fixed pieces
+// combined in a fixed order give the moments of the whole sample with the
+// same bits however many goroutines formed the pieces: this is how the
+// parallel ops take batch statistics.
+type Summary struct {
+	W, Mean, M2 float64
+}
+
+// Combine returns the summary of the pieces' samples together, by the
+// decomposition of the sum of squares into its parts within and between
+// the pieces (the many-piece form of the update in Chan, Golub and LeVeque,
+// "Updating formulae and a pairwise algorithm for computing sample
+// variances", 1979, eq. 2.1):
+//
+//	W = Σ W_p,  mean = Σ W_p·mean_p / W,  M2 = Σ M2_p + Σ W_p·(mean_p − mean)².
+//
+// Each sum runs in the order of parts. Pieces with W = 0 add nothing; all
+// of them empty give the zero Summary.
+func Combine(parts []Summary) Summary {
+	var w, s float64
+	for _, p := range parts {
+		w += p.W
+		s += p.W * p.Mean
+	}
+	if w == 0 {
+		return Summary{}
+	}
+	mean := s / w
+	var m2 float64
+	for _, p := range parts {
+		d := p.Mean - mean
+		m2 += p.M2 + p.W*d*d // 0 for an empty piece
+	}
+	return Summary{W: w, Mean: mean, M2: m2}
+}
