@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 // adversarialCase is one line of testdata/adversarial.jsonl: a model
@@ -33,9 +34,7 @@ type adversarialCase struct {
 // an error.
 func TestAdversarial(t *testing.T) {
 	f, err := os.Open("testdata/adversarial.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
@@ -44,9 +43,7 @@ func TestAdversarial(t *testing.T) {
 	n := 0
 	for line := 1; sc.Scan(); line++ {
 		var c adversarialCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("line %d: %v", line, err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c), "line %d", line)
 		if c.Category == "" || c.Why == "" {
 			t.Fatalf("line %d: every case needs a category and a reason", line)
 		}
@@ -69,9 +66,7 @@ func TestAdversarial(t *testing.T) {
 		}
 		tl.right++
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sc.Err())
 	if n < 150 {
 		t.Errorf("%d cases, want at least 150", n)
 	}

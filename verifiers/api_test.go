@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 // Every verifier's cancelled-context error reads "verifiers: name: context
@@ -19,9 +20,7 @@ func TestCancelledContextPrefix(t *testing.T) {
 	cancel()
 	for _, name := range verifiers.Names() {
 		v, err := verifiers.New(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, err = v.Verify(ctx, "A", "A")
 		if want := "verifiers: " + name + ": context canceled"; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
 			t.Errorf("%s on a cancelled context: %v, want %q wrapping context.Canceled", name, err, want)
@@ -74,9 +73,7 @@ func TestUnparseableReference(t *testing.T) {
 		"structured_f1": {"[1]", "{"},
 	} {
 		v, err := verifiers.New(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, ref := range refs {
 			res, err := v.Verify(context.Background(), "<answer>1</answer>", ref)
 			var ae *tensor.ArgError
@@ -96,9 +93,7 @@ func TestUnparseableReference(t *testing.T) {
 func TestNewReadsParamsOnce(t *testing.T) {
 	p := verifiers.Params{"tol": 0.1}
 	v, err := verifiers.New("number", p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p["tol"] = -1.0 // would be an error if Verify read it
 	p["bogus"] = true
 	res, err := v.Verify(context.Background(), "The answer is 105.", "100")
@@ -121,9 +116,7 @@ func TestRegistryCachesBuiltVerifiers(t *testing.T) {
 			return verifiers.Result{Score: 1, Correct: true}, nil
 		}), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	verify := func(p verifiers.Params) {
 		t.Helper()
@@ -165,9 +158,7 @@ func TestRegistryCachesBuiltVerifiers(t *testing.T) {
 func TestMathArgumentOrder(t *testing.T) {
 	const response, reference = "I computed 2+2 and got 4", "4"
 	v, err := verifiers.New("math", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := v.Verify(context.Background(), response, reference)
 	if err != nil || res.Correct || res.Reason == "" {
 		t.Errorf("Verify(response, reference) = %+v, %v; want 0 with a reason", res, err)

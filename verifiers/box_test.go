@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 func TestIoU(t *testing.T) {
@@ -143,9 +144,7 @@ func TestScoreDetections(t *testing.T) {
 		{"optimal", steal, stealPred, optimal, (8.0/12)*0.7 + 0.3, 2},
 	} {
 		ds, err := verifiers.ScoreDetections(c.gt, c.pred, c.cfg)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		require.NoError(t, err, "%s", c.name)
 		if !near(ds.Score, c.score) || ds.Matched != c.matched {
 			t.Errorf("%s: %+v, want score %v matched %d", c.name, ds, c.score, c.matched)
 		}
@@ -179,9 +178,7 @@ func TestPenaltyIsPerCountDifference(t *testing.T) {
 			pred = append(pred, det("b", 50, 50, 60, 60))
 		}
 		ds, err := verifiers.ScoreDetections(gt, pred, verifiers.DefaultDetectionConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fa := float64(extra) / float64(extra+1)
 		want := (0.7 + 0.3*(1-fa/2)) * math.Pow(0.6, float64(extra))
 		if !near(ds.Score, want) || !near(ds.Penalty, math.Pow(0.6, float64(extra))) {
@@ -248,9 +245,7 @@ func TestAssignMatchesBruteForce(t *testing.T) {
 		}
 		dst := make([]int, rows)
 		got, err := verifiers.Assign(dst, cost)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := bruteAssign(cost, cols)
 		if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
 			t.Fatalf("trial %d %d×%d: Assign = %v, brute force %v\n%v", trial, rows, cols, got, want, cost)
@@ -351,9 +346,7 @@ func TestDynamicIoU(t *testing.T) {
 
 func TestAdaptiveIoU(t *testing.T) {
 	a, err := verifiers.NewAdaptiveIoU(0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if a.Threshold() != 0.5 {
 		t.Fatalf("starts at %v", a.Threshold())
 	}

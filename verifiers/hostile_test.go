@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 // hostileBudget is how long one verification of adversarial input may take.
@@ -91,9 +92,7 @@ func allVerifiers(t testing.TB) map[string]verifyWith {
 	all := map[string]verifyWith{"svg": build(verifiers.SVG{Render: boxRenderer(32, 32)}.New)}
 	for _, name := range verifiers.Names() {
 		f, err := verifiers.Default.Factory(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if name != "svg" {
 			all[name] = build(f)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 // The shared robustness tests run every registered verifier against the
@@ -22,9 +23,7 @@ func init() {
 func verifyDefault(t *testing.T, name, pred, ref string, p verifiers.Params) verifiers.Result {
 	t.Helper()
 	res, err := verifiers.Default.Verify(context.Background(), name, pred, ref, p)
-	if err != nil {
-		t.Fatalf("%s(%q, %q, %v): %v", name, pred, ref, p, err)
-	}
+	require.NoError(t, err, "%s(%q, %q, %v)", name, pred, ref, p)
 	return res
 }
 

@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // verify runs a built-in verifier from the Default registry.
 func verify(t *testing.T, name, pred, ref string, p verifiers.Params) verifiers.Result {
 	t.Helper()
 	res, err := verifiers.Default.Verify(context.Background(), name, pred, ref, p)
-	if err != nil {
-		t.Fatalf("%s(%q, %q, %v): %v", name, pred, ref, p, err)
-	}
+	require.NoError(t, err, "%s(%q, %q, %v)", name, pred, ref, p)
 	return res
 }
 
@@ -42,9 +42,7 @@ func TestRegistry(t *testing.T) {
 	one := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
 	}))
-	if err := r.Register("one", one); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Register("one", one))
 	for _, c := range []struct {
 		name string
 		f    verifiers.Factory
@@ -66,9 +64,7 @@ func TestRegistry(t *testing.T) {
 	bad := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: math.NaN()}, nil
 	}))
-	if err := r.Register("bad", bad); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Register("bad", bad))
 	if _, err := r.Verify(context.Background(), "bad", "", "", nil); err == nil {
 		t.Errorf("Verify passed a NaN score on")
 	}
@@ -131,13 +127,9 @@ func TestParams(t *testing.T) {
 		"Float(+Inf)":  second(verifiers.Params{"x": math.Inf(1)}.Float("x", 0)),
 		"Float(bad #)": second(verifiers.Params{"x": json.Number("1x")}.Float("x", 0)),
 	} {
-		if !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("%s: err = %v, want ErrParam", name, err)
-		}
+		assert.ErrorIs(t, err, verifiers.ErrParam, "%s: err = %v, want ErrParam", name, err)
 	}
-	if err := p.Only("f", "i", "b", "s", "n", "frac"); err != nil {
-		t.Errorf("Only(all) = %v", err)
-	}
+	assert.NoError(t, p.Only("f", "i", "b", "s", "n", "frac"), "Only(all) =")
 	if v, err := (verifiers.Params{"x": int64(7)}).Float("x", 0); err != nil || v != 7 {
 		t.Errorf("Float(int64) = %v, %v", v, err)
 	}
@@ -152,9 +144,7 @@ func second[T any](_ T, err error) error { return err }
 func TestUnknownParamIsAnError(t *testing.T) {
 	for _, name := range verifiers.Names() {
 		_, err := verifiers.Default.Verify(context.Background(), name, "<answer>A</answer>", "A", verifiers.Params{"treshold": 0.5})
-		if !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("%s with a misspelt parameter: err = %v, want ErrParam", name, err)
-		}
+		assert.ErrorIs(t, err, verifiers.ErrParam, "%s with a misspelt parameter: err = %v, want ErrParam", name, err)
 	}
 }
 

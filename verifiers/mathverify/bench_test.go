@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/require"
 )
 
 // typical are short model answers of the usual kinds.
@@ -76,13 +77,9 @@ func TestLatency(t *testing.T) {
 	var all []time.Duration
 	for _, c := range cases {
 		p, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		o, err := ParseOptions(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var runs [5]time.Duration
 		for r := range runs {
 			start := time.Now()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/require"
 )
 
 func loadCases(t testing.TB) []mvcases.Case {
@@ -15,9 +16,7 @@ func loadCases(t testing.TB) []mvcases.Case {
 		t.Skip(why)
 	}
 	cases, err := mvcases.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return cases
 }
 
@@ -29,13 +28,9 @@ func TestMathVerifyCases(t *testing.T) {
 	var okT, nT, okF, nF int
 	for _, c := range cases {
 		params, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatalf("%s: %v", c.ID, err)
-		}
+		require.NoError(t, err, "%s", c.ID)
 		opts, err := ParseOptions(params)
-		if err != nil {
-			t.Fatalf("%s: params %v: %v", c.ID, params, err)
-		}
+		require.NoError(t, err, "%s: params %v", c.ID, params)
 		res, err := Verify(context.Background(), c.Gold, c.Pred, opts)
 		if errors.Is(err, ErrSyntax) {
 			// A trusted reference that does not parse is an error by

@@ -10,6 +10,7 @@ import (
 	"github.com/rlpost/rlpost/internal/errwalk"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFailureModes walks every exported function of mathverify that
@@ -20,15 +21,11 @@ import (
 func TestFailureModes(t *testing.T) {
 	ctx := context.Background()
 	v, err := mathverify.New(mathverify.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	small := mathverify.DefaultOptions()
 	small.MaxInputLen = 4
 	vs, err := mathverify.New(small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	type failure struct {
 		call  func() error
 		kinds []error
@@ -84,9 +81,7 @@ func TestFailureModes(t *testing.T) {
 		}
 	}
 	names, err := errwalk.ErrorFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, n := range names {
 		if _, ok := cases[n]; !ok {
 			t.Errorf("%s returns an error but has no failure case", n)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/require"
 )
 
 // TestParseCases runs the extraction-only checks of
@@ -25,9 +26,7 @@ func TestParseCases(t *testing.T) {
 		t.Skip(why)
 	}
 	f, err := os.Open(filepath.Join(dir, "mathverify_parse_cases.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	prioRe := regexp.MustCompile(`boxed_match_priority=(-?\d+)`)
 	stringsRe := regexp.MustCompile(`strings=([A-Z,]+)`)
@@ -40,9 +39,7 @@ func TestParseCases(t *testing.T) {
 			Config    string   `json:"config"`
 			Reference []string `json:"reference_result"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c))
 		o := DefaultOptions()
 		switch {
 		case strings.HasPrefix(c.Config, "string extraction only"):
@@ -76,9 +73,7 @@ func TestParseCases(t *testing.T) {
 			t.Errorf("%s: extract(%q) = %q, want %q", c.ID, c.Input, got, want)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sc.Err())
 	if ran != 11 {
 		t.Errorf("ran %d parse cases, want 11", ran)
 	}

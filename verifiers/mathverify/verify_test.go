@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -51,9 +53,7 @@ func TestParseOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var params map[string]any
-			if err := json.Unmarshal([]byte(tt.params), &params); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(tt.params), &params))
 			o, err := ParseOptions(params)
 			if tt.errKey != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errKey) {
@@ -63,9 +63,7 @@ func TestParseOptions(t *testing.T) {
 				if !errors.As(err, &ae) || ae.Arg != tt.errKey {
 					t.Errorf("error %v is not a *tensor.ArgError for %s", err, tt.errKey)
 				}
-				if !errors.Is(err, ErrParam) {
-					t.Errorf("error %v does not wrap ErrParam", err)
-				}
+				assert.ErrorIs(t, err, ErrParam, "error %v does not wrap ErrParam", err)
 				// The text and the kind agree: "out of range" exactly when
 				// errors.Is finds tensor.ErrRange.
 				if got := errors.Is(err, tensor.ErrRange); got != tt.inRange || strings.Contains(err.Error(), "out of range") != got {
@@ -73,9 +71,7 @@ func TestParseOptions(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("ParseOptions(%s): %v", tt.params, err)
-			}
+			require.NoError(t, err, "ParseOptions(%s)", tt.params)
 			if !tt.check(o) {
 				t.Errorf("ParseOptions(%s) = %+v", tt.params, o)
 			}
@@ -158,9 +154,7 @@ func TestResultRendering(t *testing.T) {
 	tests = append(tests, struct{ gold, pred, g, p string }{long, "1", long[:1000] + "…", "1"})
 	for _, tt := range tests {
 		res, err := Verify(context.Background(), tt.gold, tt.pred, DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if res.Gold != tt.g || res.Pred != tt.p {
 			t.Errorf("Verify(%q, %q) renders %q, %q; want %q, %q", tt.gold, tt.pred, res.Gold, res.Pred, tt.g, tt.p)
 		}
@@ -309,21 +303,15 @@ func TestConcurrent(t *testing.T) {
 // matches it.
 func TestArgumentOrder(t *testing.T) {
 	v, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const response, reference = "I computed 2+2 and got 4", "4"
 	res, err := v.Verify(context.Background(), response, reference)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.Correct || res.Reason == "" || res.Gold != "4" {
 		t.Errorf("Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
 	}
 	swapped, err := v.Verify(context.Background(), reference, response)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !swapped.Correct {
 		t.Fatalf("the swapped call scores %+v; this test no longer tells the orders apart", swapped)
 	}
