@@ -12,6 +12,8 @@ import (
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
@@ -53,9 +55,7 @@ func TestRMAE(t *testing.T) {
 	}
 	ctx := context.Background()
 	v, err := rewards.RMAEVerifier(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := v.Verify(ctx, "<answer>about 45 people</answer>", "50")
 	if err != nil || !near(res.Score, 0.9) || res.Correct || res.Parsed != "45" {
 		t.Errorf("RMAEVerifier = %+v, %v", res, err)
@@ -162,9 +162,7 @@ func TestComposite(t *testing.T) {
 		"no name":       second(rewards.Composite{{"", 1}}.Combine(1)),
 		"Inf weight":    second(rewards.Composite{{"a", math.Inf(1)}}.Combine(1)),
 	} {
-		if err == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		assert.Error(t, err, "%s: accepted", name)
 	}
 }
 
@@ -177,9 +175,7 @@ func TestTurnRewards(t *testing.T) {
 		{Grounding: 0.5, WorldModeling: 0.2, FormatOK: false, Env: -0.1}, // malformed
 	}
 	dst := make([]float64, len(turns))
-	if err := rewards.TurnRewards(dst, turns, rewards.VAGENTurnConfig()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rewards.TurnRewards(dst, turns, rewards.VAGENTurnConfig()))
 	want := []float64{0.5 + 0.5 + 0.5 + 10, 0.5 + 0.5 - 0.1, 0.25 + 0.1 - 0.1}
 	for i := range want {
 		if !near(dst[i], want[i]) {
@@ -261,9 +257,7 @@ func TestJudge(t *testing.T) {
 	var seen rewards.JudgeRequest
 	spy := rewards.JudgeFunc(func(_ context.Context, r rewards.JudgeRequest) (float64, error) { seen = r; return 0.7, nil })
 	jv, err := rewards.JudgeVerifier(spy, time.Second)(verifiers.Params{"prompt": "q"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := jv.Verify(ctx, "resp", "ref")
 	if err != nil || res.Score != 0.7 || !res.Correct || seen != (rewards.JudgeRequest{Prompt: "q", Response: "resp", Reference: "ref"}) {
 		t.Errorf("JudgeVerifier = %+v, %v, saw %+v", res, err, seen)
@@ -277,9 +271,7 @@ func TestJudgeTurn(t *testing.T) {
 	j := &rewardstest.FakeJudge{}
 	resp := "<think><observation>player left of box</observation><reasoning>push right</reasoning><prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), j, time.Second, resp, "player left of box", "box left of target")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// I_g: identical tokens; I_w: {box, on, target} vs {box, left, of, target} = 2/5.
 	if !turn.FormatOK || turn.Grounding != 1 || !near(turn.WorldModeling, 0.4) || j.Calls() != 2 {
 		t.Errorf("JudgeTurn = %+v after %d calls", turn, j.Calls())

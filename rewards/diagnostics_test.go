@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/stretchr/testify/require"
 )
 
 func TestReflective(t *testing.T) {
@@ -54,9 +55,7 @@ func TestDiagnostics(t *testing.T) {
 		{Source: "det", Reward: 0.3, Accuracy: 0.3, Length: 20, Response: "[1,2,3,4]"},
 	}
 	for _, o := range obs {
-		if err := d.Record(o); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.Record(o))
 	}
 	s := d.Snapshot()
 	if len(s) != 2 || s[0].Source != "det" || s[1].Source != "math" {

@@ -12,6 +12,7 @@ import (
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseVerdict(t *testing.T) {
@@ -58,9 +59,7 @@ func TestRepetitionTrackerVAGEN(t *testing.T) {
 		t.Fatalf("VAGEN's Sokoban values are threshold 0.7, penalty −0.1; got %+v", cfg)
 	}
 	tr, err := rewards.NewRepetitionTracker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const s = "The box is below the player."
 	// Nothing recorded: nothing is a repeat.
 	if p, rep, err := tr.Penalty(s, 0.1); p != 0 || rep || err != nil {
@@ -90,9 +89,7 @@ func TestRepetitionTrackerTopKAndBound(t *testing.T) {
 	cfg := rewards.VAGENRepetitionConfig()
 	cfg.TopK, cfg.MaxSentences = 2, 8
 	tr, err := rewards.NewRepetitionTracker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tr.Record("a", "a", "a", "b", "b", "c")
 	if _, rep, _ := tr.Penalty("c", 0); rep {
 		t.Error("c is third most frequent, outside a top 2")
@@ -122,13 +119,9 @@ func TestRepetitionTrackerSnapshot(t *testing.T) {
 	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
 	tr.Record("go down", "go down", "push left", strings.Repeat("long ", 400))
 	var buf bytes.Buffer
-	if err := tr.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Snapshot(&buf))
 	back, err := rewards.RestoreRepetitionTracker(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if back.Config() != tr.Config() || back.Len() != tr.Len() {
 		t.Fatalf("restored %+v (%d), want %+v (%d)", back.Config(), back.Len(), tr.Config(), tr.Len())
 	}
@@ -211,19 +204,11 @@ func TestScoreStructured(t *testing.T) {
 
 func TestFixedIoU(t *testing.T) {
 	d, err := rewards.NewFixedIoU(rewards.DefaultFixedIoUThreshold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Record("coco", 0.9, 0.5, 0.2); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, d.Record("coco", 0.9, 0.5, 0.2))
 	// IoU([0,0,10,5], [0,0,10,10]) = 0.5: a hit at IoU@50.
-	if err := d.RecordBox("refcoco", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]"); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.RecordBox("refcoco", "no box", "[0,0,10,10]"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.RecordBox("refcoco", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]"))
+	require.NoError(t, d.RecordBox("refcoco", "no box", "[0,0,10,10]"))
 	if err := d.Record("coco", 1.5); !errors.Is(err, tensor.ErrRange) {
 		t.Errorf("IoU 1.5: %v", err)
 	}

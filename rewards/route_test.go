@@ -14,6 +14,7 @@ import (
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRouteSpecJSON(t *testing.T) {
@@ -21,9 +22,7 @@ func TestRouteSpecJSON(t *testing.T) {
 	// routing fields; absent ratios take the defaults.
 	var s rewards.RouteSpec
 	in := `{"data_source": "coco", "verifier": "detection", "verifier_parm": {"progress": 0.3}, "ground_truth": "[]", "answer": ""}`
-	if err := json.Unmarshal([]byte(in), &s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(in), &s))
 	if s.DataSource != "coco" || s.Verifier != "detection" || s.AccuracyRatio != 1 || s.FormatRatio != 0.1 || s.VerifierParm["progress"] != 0.3 {
 		t.Errorf("decoded %+v", s)
 	}
@@ -81,9 +80,7 @@ func TestRouteMixedBatch(t *testing.T) {
 		diag := rewards.NewDiagnostics()
 		r := rewards.Router{Workers: workers, Diagnostics: diag}
 		out := make([]rewards.Outcome, len(samples))
-		if err := r.Route(context.Background(), out, samples); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.Route(context.Background(), out, samples))
 		for i, o := range out {
 			if (o.Err != nil) != wantErr[i] || !near(o.Reward, wantReward[i]) {
 				t.Errorf("workers %d, sample %d: %+v, want reward %v, error %v", workers, i, o, wantReward[i], wantErr[i])
@@ -112,13 +109,9 @@ func TestRouteMixedBatch(t *testing.T) {
 
 func TestRouteCustomFormatAndRegistry(t *testing.T) {
 	var reg verifiers.Registry
-	if err := reg.Register("rmae", rewards.RMAEVerifier); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, reg.Register("rmae", rewards.RMAEVerifier))
 	format, err := verifiers.New("format", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := rewards.Router{Registry: &reg, Format: format}
 	s := mkSample("count", "rmae", "<think>hm</think><answer>45</answer>", "50", nil)
 	s.Spec.AccuracyRatio, s.Spec.FormatRatio = 0.5, 0.5
@@ -203,9 +196,7 @@ func TestRouteTimeout(t *testing.T) {
 	samples := []rewards.Sample{mkSample("j", "judge", "a", "a", nil), mkSample("j", "judge", "b", "b", nil)}
 	diag := rewards.NewDiagnostics()
 	r := rewards.Router{Registry: &reg, Timeout: 10 * time.Millisecond, Diagnostics: diag}
-	if err := r.Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Route(context.Background(), out, samples))
 	for _, o := range out {
 		if o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
 			t.Errorf("outcome %+v, want a timeout verdict of 0", o)
@@ -260,9 +251,7 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	out := make([]rewards.Outcome, 3)
 	diag := rewards.NewDiagnostics()
 	r := rewards.Router{Registry: &reg, Diagnostics: diag}
-	if err := r.Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Route(context.Background(), out, samples))
 	if o := out[0]; o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
 		t.Errorf("timed-out sample: %+v", o)
 	}

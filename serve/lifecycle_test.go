@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
@@ -213,9 +214,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if a.code != http.StatusOK || a.body != "1" {
 		t.Errorf("in-flight request: %d %q, want 200 and 1", a.code, a.body)
 	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Serve: %v", err)
-	}
+	assert.NoError(t, <-stopped, "Serve")
 	must(t, s.Close())
 	// A closed Server refuses work rather than hanging.
 	rec := newRecorder()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestBearerToken(t *testing.T) {
@@ -58,18 +60,14 @@ func TestTokenTooShortIsRefused(t *testing.T) {
 
 func TestCheckBindRefusesPublicAddressWithoutToken(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:8700", "127.0.0.2:0", "[::1]:8700", "localhost:8700"} {
-		if err := CheckBind(addr, false); err != nil {
-			t.Errorf("%s: %v", addr, err)
-		}
+		assert.NoError(t, CheckBind(addr, false), "%s", addr)
 	}
 	for _, addr := range []string{"0.0.0.0:8700", ":8700", "[::]:8700", "10.1.2.3:8700", "example.com:80", "localhost.evil.com:80"} {
 		err := CheckBind(addr, false)
 		if err == nil || !strings.Contains(err.Error(), "without a token") {
 			t.Errorf("%s without a token: %v, want a refusal", addr, err)
 		}
-		if err := CheckBind(addr, true); err != nil {
-			t.Errorf("%s with a token: %v", addr, err)
-		}
+		assert.NoError(t, CheckBind(addr, true), "%s with a token", addr)
 	}
 	if err := CheckBind("no-port", true); err == nil {
 		t.Error("an address without a port was accepted")
@@ -155,9 +153,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	go func() { done <- s.Serve(ctx, ln) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, <-done)
 	}()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	must(t, err)
