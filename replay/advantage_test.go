@@ -12,21 +12,19 @@ import (
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAdvantagesGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "offpolicy_advantages") {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
 			rewards, baselines, cfg, err := conform.DecodeOffPolicyAdvantages(c.Request)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var want struct {
 				Advantages []float64 `json:"advantages"`
 			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
 			adv := make([]float64, len(rewards))
 			if _, err := replay.Advantages(adv, rewards, baselines, cfg); err != nil {
 				t.Fatal(err)
@@ -74,9 +72,7 @@ func TestAdvantagesByHand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			adv := make([]float64, len(c.rewards))
 			st, err := replay.Advantages(adv, c.rewards, c.baselines, replay.AdvantageConfig{Eps: c.eps})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckVec(t, "advantages", adv, c.want)
 			if st.Floored != c.floored || st.Nonzero != c.nonzero || st.N != len(c.rewards) {
 				t.Errorf("stats %+v, want Floored %v and %d non-zero", st, c.floored, c.nonzero)
@@ -92,9 +88,7 @@ func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
 	adv := make([]float64, 2)
 	for _, d := range []float64{1, 0.1, 1e-3, 1e-6, 1e-12, 0} {
 		st, err := replay.Advantages(adv, []float64{1, 1 + d}, []float64{0, 0}, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		bound := (1 + d) / cfg.StdFloor
 		for i, a := range adv {
 			if math.Abs(a) > bound+1e-9 {
@@ -156,9 +150,7 @@ func TestAdvantagesErrors(t *testing.T) {
 	}
 	// A float64 advantage that float32 cannot hold.
 	_, err := replay.Advantages(make([]float32, 1), []float32{3e38}, []float32{-3e38}, replay.AdvantageConfig{})
-	if !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("float32 overflow: %v", err)
-	}
+	assert.ErrorIs(t, err, tensor.ErrRange, "float32 overflow: %v", err)
 }
 
 // containsArg reports whether err names arg (with its index, if any).

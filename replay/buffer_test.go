@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func newBuffer(t testing.TB, f func(*replay.Config)) *replay.Buffer {
@@ -20,9 +22,7 @@ func newBuffer(t testing.TB, f func(*replay.Config)) *replay.Buffer {
 		f(&cfg)
 	}
 	b, err := replay.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -33,9 +33,7 @@ func exp(prompt uint64, reward float64, version int64) replay.Experience {
 func add(t testing.TB, b *replay.Buffer, e replay.Experience) replay.Receipt {
 	t.Helper()
 	r, err := b.Add(e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 
@@ -44,9 +42,7 @@ func add(t testing.TB, b *replay.Buffer, e replay.Experience) replay.Receipt {
 func scripted(t testing.TB, b *replay.Buffer) {
 	t.Helper()
 	for p := range uint64(20) {
-		if err := b.Observe(p, float64(p)/19); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(p, float64(p)/19))
 	}
 }
 
@@ -121,9 +117,7 @@ func TestAddGroupSharesTier(t *testing.T) {
 	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 100, 4 })
 	scripted(t, b)
 	rs := make([]replay.Receipt, 4)
-	if err := b.AddGroup(rs, group); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.AddGroup(rs, group))
 	for i, r := range rs {
 		if r.Tier != replay.Easy || r.ID != uint64(i) {
 			t.Errorf("receipt %d: %+v, want Easy with id %d", i, r, i)
@@ -205,9 +199,7 @@ func TestCurriculum(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := c.cur.Weights(c.progress)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for i := range got {
 				if math.Abs(got[i]-c.want[i]) > 1e-12 {
 					t.Fatalf("Weights(%v) = %v, want %v", c.progress, got, c.want)
@@ -347,9 +339,7 @@ func TestSampleDeterministic(t *testing.T) {
 		for i := range 50 {
 			w, _ := replay.DefaultCurriculum().Weights(float64(i) / 50)
 			n, err := b.Sample(dst, rng, replay.SampleOptions{Weights: w, Replace: i%2 == 0})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, s := range dst[:n] {
 				ids = append(ids, s.ID)
 			}
@@ -372,9 +362,7 @@ func TestStaleness(t *testing.T) {
 	for v := range int64(4) {
 		add(t, b, exp(uint64(v), 0.5, v))
 	}
-	if err := b.SetVersion(4); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SetVersion(4))
 	if r := add(t, b, exp(9, 0.5, 1)); !r.Stale {
 		t.Error("a version-1 experience at version 4 was accepted")
 	}
@@ -505,9 +493,7 @@ func TestBufferErrors(t *testing.T) {
 	if err := b.AddGroup(nil, group); !containsArg(err, "experiences[1].reward") {
 		t.Errorf("AddGroup: %v", err)
 	}
-	if err := b.AddGroup(make([]replay.Receipt, 1), group[:1:1][:1]); err != nil {
-		t.Errorf("AddGroup of one: %v", err)
-	}
+	assert.NoError(t, b.AddGroup(make([]replay.Receipt, 1), group[:1:1][:1]), "AddGroup of one")
 	if err := b.AddGroup(make([]replay.Receipt, 3), group); !errors.Is(err, tensor.ErrShape) {
 		t.Errorf("AddGroup short dst: %v", err)
 	}
@@ -542,9 +528,7 @@ func TestHardPromptAlwaysHard(t *testing.T) {
 			r = 1
 		}
 		for range 4 {
-			if err := b.Observe(p, r); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.Observe(p, r))
 		}
 	}
 	for p := range uint64(70) {
@@ -561,9 +545,7 @@ func TestHardPromptAlwaysHard(t *testing.T) {
 	// 1, tied with the 30 solved prompts, with 69 prompts below: p = 0.69,
 	// Medium.
 	for range 3 {
-		if err := b.Observe(3, 1); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(3, 1))
 	}
 	if r := add(t, b, exp(3, 1, 0)); r.Tier != replay.Medium {
 		t.Errorf("prompt 3 at R̄ = 1 after its successes went to %v, want medium", r.Tier)

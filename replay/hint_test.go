@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hintBuffer tracks prompt 1 at R̄ 0.1 over a full window of 4, prompt 2
@@ -38,9 +40,7 @@ func TestHintTrigger(t *testing.T) {
 		calls++
 		return fmt.Sprintf("hint for %d", p), nil
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, c := range []struct {
 		name   string
 		prompt uint64
@@ -151,7 +151,5 @@ func TestHinterErrors(t *testing.T) {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
-	if err := replay.DefaultHintConfig().Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, replay.DefaultHintConfig().Validate())
 }

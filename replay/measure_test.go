@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/require"
 )
 
 // The measurements of docs' benchmarks: run with
@@ -44,14 +45,10 @@ func measured(t testing.TB, n int) *replay.Buffer {
 	cfg := replay.DefaultConfig()
 	cfg.MaxPrompts = max(n, cfg.MaxPrompts)
 	b, err := replay.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for p := range uint64(n) {
-		if err := b.Observe(p, float64(rng.IntN(2))); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(p, float64(rng.IntN(2))))
 	}
 	logp, tokens := make([]float32, 512), make([]int32, 512)
 	for i := range logp {
@@ -71,9 +68,7 @@ func TestMeasureSnapshotStall(t *testing.T) {
 	n := measurePrompts(t)
 	b := measured(t, n)
 	var size countWriter
-	if err := b.Snapshot(&size); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&size))
 	var stop atomic.Bool
 	var worst, adds atomic.Int64
 	var wg sync.WaitGroup
@@ -96,9 +91,7 @@ func TestMeasureSnapshotStall(t *testing.T) {
 	idle := time.Duration(worst.Load())
 	worst.Store(0)
 	t0 := time.Now()
-	if err := b.Snapshot(io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(io.Discard))
 	took := time.Since(t0)
 	stop.Store(true)
 	wg.Wait()
@@ -119,28 +112,20 @@ func TestMeasureRestorePeak(t *testing.T) {
 	if path := os.Getenv(restoreChildEnv); path != "" {
 		before := vmHWM(t)
 		b, err := replay.LoadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		after := vmHWM(t)
 		fmt.Printf("child: peak RSS before load %d kB, after %d kB, %d experiences\n", before, after, b.Len())
 		return
 	}
 	n := measurePrompts(t)
 	path := filepath.Join(t.TempDir(), "replay.snap")
-	if err := measured(t, n).SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, measured(t, n).SaveFile(path))
 	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMeasureRestorePeak$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), restoreChildEnv+"="+path)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "child: %v\n%s", err, out)
 	var before, after, held int64
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(line, "child:") {

@@ -12,6 +12,7 @@ import (
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 // step is one hybrid step's inputs: g groups of k on-policy responses and
@@ -90,9 +91,7 @@ func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *r
 		f(&cfg)
 	}
 	o, err := replay.NewObjective[F](cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return o
 }
 
@@ -106,9 +105,7 @@ func TestStepComposesPackages(t *testing.T) {
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	res, err := o.Step(like(gradOn, s.on.Logp), like(gradOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	adv := make([]float32, len(s.on.Rewards))
 	if _, err := grpo.Advantages(adv, s.on.Rewards, s.on.Groups, cfg.Group); err != nil {
@@ -118,9 +115,7 @@ func TestStepComposesPackages(t *testing.T) {
 	tas.ApplySequence(tok, adv, s.on.Mask, cfg.TAS)
 	wantOn := make([]float32, len(gradOn))
 	rOn, err := ppo.PolicyLoss(like(wantOn, s.on.Logp), ppo.Inputs[float32]{Logp: s.on.Logp, OldLogp: s.on.OldLogp, Advantages: tok, Mask: s.on.Mask, RefLogp: s.on.RefLogp}, cfg.Loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	n := len(s.off.Samples)
 	rew, base, advOff := make([]float32, n), make([]float32, n), make([]float32, n)
@@ -142,9 +137,7 @@ func TestStepComposesPackages(t *testing.T) {
 	tas.ApplySequence(tokOff, advOff, s.off.Mask, cfg.TAS)
 	wantOff := make([]float32, len(gradOff))
 	rOff, err := ppo.PolicyLoss(like(wantOff, s.off.Logp), ppo.Inputs[float32]{Logp: s.off.Logp, OldLogp: old, Advantages: tokOff, Mask: s.off.Mask, RefLogp: s.off.RefLogp}, cfg.Loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	for i := range gradOn {
 		if gradOn[i] != wantOn[i] {
@@ -191,9 +184,7 @@ func TestStepGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 			loss := func() float64 {
 				r, err := o.Step(like(make([]float64, len(gOn)), s.on.Logp), like(make([]float64, len(gOff)), s.off.Logp), s.on, s.off)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return r.Loss
 			}
 			for _, part := range []struct {
@@ -252,9 +243,7 @@ func TestStepRescue(t *testing.T) {
 			}
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 			res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if res.Vanishing != 1 || res.Rescued != c.rescued {
 				t.Errorf("vanishing %d rescued %d, want 1 and %d", res.Vanishing, res.Rescued, c.rescued)
 			}
@@ -290,9 +279,7 @@ func TestStepUsesStoredBehaviour(t *testing.T) {
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if math.Abs(res.Off.MeanRatio-1) > 1e-12 || math.Abs(res.Off.ApproxKL) > 1e-12 {
 		t.Errorf("off-policy ratio %v approx KL %v, want 1 and 0", res.Off.MeanRatio, res.Off.ApproxKL)
 	}
@@ -403,9 +390,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	base, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ones := func(x tensor.Batch[float64], v float64) tensor.Batch[float64] {
 		y := tensor.MustNew[float64](x.B, x.T)
 		for i := range y.Data {
@@ -418,9 +403,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	w.on.TokenWeights, w.off.TokenWeights = ones(s.on.Logp, 2), ones(s.off.Logp, 2)
 	g2On, g2Off := make([]float64, len(gOn)), make([]float64, len(gOff))
 	res, err := o.Step(like(g2On, w.on.Logp), like(g2Off, w.off.Logp), w.on, w.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if math.Abs(res.Loss-2*base.Loss) > 1e-12*math.Max(1, math.Abs(base.Loss)) {
 		t.Errorf("loss with weights 2: %v, want 2·%v", res.Loss, base.Loss)
 	}
@@ -434,9 +417,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	p := s
 	p.on.ProxLogp, p.off.ProxLogp = s.on.Logp, s.off.Logp
 	res, err = o.Step(like(g2On, p.on.Logp), like(g2Off, p.off.Logp), p.on, p.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.On.MeanRatio != 1 || res.Off.MeanRatio != 1 || res.Off.MeanBehaveWeight == 1 {
 		t.Errorf("decoupled: mean ratios %v, %v, behaviour weight %v; want 1, 1, ≠ 1",
 			res.On.MeanRatio, res.Off.MeanRatio, res.Off.MeanBehaveWeight)
@@ -467,9 +448,7 @@ func TestOffPolicyKL(t *testing.T) {
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
 	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.On.KLLoss == 0 || res.Off.KLLoss != 0 {
 		t.Errorf("default: on KL loss %v, off KL loss %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss)
 	}

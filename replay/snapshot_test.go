@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/require"
 )
 
 // rich returns a buffer that exercises every part of the format: all tiers,
@@ -67,9 +68,7 @@ func rich(t testing.TB) *replay.Buffer {
 func snapshot(t testing.TB, b *replay.Buffer) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := b.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&buf))
 	return buf.Bytes()
 }
 
@@ -79,9 +78,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	b := rich(t)
 	first := snapshot(t, b)
 	c, err := replay.Restore(bytes.NewReader(first))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if second := snapshot(t, c); !bytes.Equal(first, second) {
 		t.Fatal("the restored buffer snapshots differently")
 	}
@@ -207,17 +204,13 @@ func TestSaveAndLoadFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay.snap")
 	b := rich(t)
-	if err := b.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path))
 	b.Add(exp(1, 1, 59))
 	if err := b.SaveFile(path); err != nil { // over the previous one
 		t.Fatal(err)
 	}
 	c, err := replay.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !bytes.Equal(snapshot(t, b), snapshot(t, c)) {
 		t.Error("loaded buffer differs")
 	}
@@ -263,9 +256,7 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		os.Stdout.WriteString("saving\n")
 		for v := int64(1); ; v++ {
 			b.SetVersion(v)
-			if err := b.SaveFile(path); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.SaveFile(path))
 		}
 	}
 	if testing.Short() {
@@ -274,9 +265,7 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay.snap")
 	want := large(t)
-	if err := want.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, want.SaveFile(path))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var versions []int64
 	torn := 0
@@ -284,12 +273,8 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSaveFileSurvivesKill$", "-test.count=1")
 		cmd.Env = append(os.Environ(), saveLoopEnv+"="+path)
 		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
 		line, err := bufio.NewReader(out).ReadString('\n')
 		if err != nil || line != "saving\n" {
 			cmd.Process.Kill()
@@ -297,18 +282,14 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 			t.Fatalf("round %d: child said %q, %v", round, line, err)
 		}
 		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Process.Kill())
 		cmd.Wait()
 		tmp, _ := filepath.Glob(path + ".tmp-*")
 		if len(tmp) > 0 {
 			torn++
 		}
 		got, err := replay.LoadFile(path)
-		if err != nil {
-			t.Fatalf("round %d: the file does not load after a kill: %v", round, err)
-		}
+		require.NoError(t, err, "round %d: the file does not load after a kill", round)
 		if got.Len() != want.Len() || got.Stats().Offered != want.Stats().Offered {
 			t.Fatalf("round %d: loaded %d experiences, want %d", round, got.Len(), want.Len())
 		}
@@ -328,31 +309,23 @@ func TestTempFilesCleanedOnNextOpen(t *testing.T) {
 	path := filepath.Join(dir, "replay[1].snap") // a name with glob characters
 	b := newBuffer(t, nil)
 	add(t, b, exp(1, 1, 0))
-	if err := b.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path))
 	litter := func() []string {
 		var names []string
 		for _, n := range []string{path + ".tmp-123", path + ".tmp-456"} {
-			if err := os.WriteFile(n, []byte("half a snapshot"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(n, []byte("half a snapshot"), 0o600))
 			names = append(names, n)
 		}
 		return names
 	}
 	other := filepath.Join(dir, "other.snap.tmp-1")
-	if err := os.WriteFile(other, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
 	for _, open := range []func() error{
 		func() error { _, err := replay.LoadFile(path); return err },
 		func() error { return b.SaveFile(path) },
 	} {
 		names := litter()
-		if err := open(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, open())
 		for _, n := range names {
 			if _, err := os.Stat(n); !os.IsNotExist(err) {
 				t.Errorf("%s survived: %v", n, err)
@@ -386,13 +359,9 @@ func TestRestoreStreams(t *testing.T) {
 		add(t, b, exp(p, float64(p%2), 0))
 	}
 	var buf bytes.Buffer
-	if err := b.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&buf))
 	got, err := replay.Restore(&oneByte{buf.Bytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got.Len() != b.Len() || got.Stats() != b.Stats() {
 		t.Errorf("restored %+v, want %+v", got.Stats(), b.Stats())
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // stressDuration is 1 s, or $RLPOST_REPLAY_STRESS (a Go duration) for
@@ -17,9 +19,7 @@ import (
 func stressDuration(t *testing.T) time.Duration {
 	if s := os.Getenv("RLPOST_REPLAY_STRESS"); s != "" {
 		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("RLPOST_REPLAY_STRESS: %v", err)
-		}
+		require.NoError(t, err, "RLPOST_REPLAY_STRESS")
 		return d
 	}
 	return time.Second
@@ -121,18 +121,14 @@ func TestConcurrentAccounting(t *testing.T) {
 	go func() { // the trainer's clock
 		defer wg.Done()
 		for v := int64(1); time.Now().Before(deadline); v++ {
-			if err := b.SetVersion(v); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, b.SetVersion(v))
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
 	go func() { // checkpoints
 		defer wg.Done()
 		for time.Now().Before(deadline) {
-			if err := b.Snapshot(io.Discard); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, b.Snapshot(io.Discard))
 			b.Stats()
 			time.Sleep(50 * time.Millisecond)
 		}

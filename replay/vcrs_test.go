@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 // naive is the obvious VCRS: every reward of every prompt, the mean of the
@@ -33,9 +34,7 @@ func (n *naive) mean(p uint64) (float64, int) {
 func newVCRS(t testing.TB, w, max int) *replay.VCRS {
 	t.Helper()
 	v, err := replay.NewVCRS(w, max)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return v
 }
 
@@ -60,9 +59,7 @@ func TestVCRSMeanMatchesWindow(t *testing.T) {
 			for i := range 5000 {
 				p := uint64(rng.IntN(c.prompts))
 				r := c.reward(rng)
-				if err := v.Observe(p, r); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, v.Observe(p, r))
 				ref.observe(p, r)
 				got, n, ok := v.Mean(p)
 				want, wn := ref.mean(p)
@@ -195,9 +192,7 @@ func TestVCRSOrderStatistics(t *testing.T) {
 				t.Fatalf("step %d: Position(%d) = %v, want in the tie block [%v, %v)", step, q, pos, lo, hi)
 			}
 		}
-		if err := v.Histogram(hist, -0.1, 1.3); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, v.Histogram(hist, -0.1, 1.3))
 		want := make([]int, len(hist))
 		for _, x := range ms {
 			want[min(max(int((x+0.1)/0.2), 0), len(want)-1)]++
