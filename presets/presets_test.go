@@ -12,6 +12,7 @@ import (
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
 )
 
 // knob is one setting and the value its paper states (or, marked chosen,
@@ -80,12 +81,8 @@ func TestAVATAR(t *testing.T) {
 			}
 		}
 	}
-	if err := o.Validate(); err != nil {
-		t.Error(err)
-	}
-	if err := p.Buffer.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, o.Validate())
+	assert.NoError(t, p.Buffer.Validate())
 }
 
 func TestAPPO(t *testing.T) {
@@ -116,9 +113,7 @@ func TestAPPO(t *testing.T) {
 		{"top-p (§7)", p.TopP, 1.0, false},
 		{"max response tokens (§7)", p.MaxResponseTokens, 512, false},
 	})
-	if err := p.Weights.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, p.Weights.Validate())
 }
 
 func TestLLaVAOneVision15(t *testing.T) {
@@ -228,9 +223,7 @@ func TestVAGEN(t *testing.T) {
 		{"temperature (Table 22)", p.Temperature, 0.7, false},
 		{"top-p (Table 22)", p.TopP, 0.95, false},
 	})
-	if err := p.GAE.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, p.GAE.Validate())
 	if p.Turn != rewards.VAGENTurnConfig() {
 		t.Errorf("Turn %+v differs from rewards.VAGENTurnConfig", p.Turn)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 func must[F tensor.Float](rows ...[]float64) tensor.Batch[F] {
@@ -33,28 +34,18 @@ func TestWeightsGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "tas_weights") {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
 			mask, cfg, err := conform.DecodeTASWeights(c.Request)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var want struct {
 				Weights [][]float64 `json:"weights"`
 			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
 			w, err := weights(mask, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckRows(t, "float64 weights", tensor.Rows[float64](w), want.Weights)
 			mask32 := tensor.MustNew[float32](mask.B, mask.T)
-			if err := tensor.Convert(mask32, mask); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tensor.Convert(mask32, mask))
 			w32, err := weights(mask32, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckRows(t, "float32 weights", tensor.Rows[float64](w32), want.Weights)
 		})
 	}
@@ -90,9 +81,7 @@ func TestWeightsByHand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := weights(must[float64](c.mask), c.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckVec(t, "weights", w.Data, c.want)
 		})
 	}
@@ -119,13 +108,9 @@ func TestWeightsShape(t *testing.T) {
 		}
 		lam := 2 * rng.Float64()
 		p, err := weights(must[float64](m), tas.Config{Lambda: lam, Shape: tas.Parabolic})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := weights(must[float64](m), tas.Config{Lambda: lam, Shape: tas.Inverse})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		L := len(valid)
 		for k, i := range valid {
 			j := valid[L-1-k]
@@ -154,15 +139,11 @@ func TestApply(t *testing.T) {
 	mask := must[float32]([]float64{1, 1, 1, 1, 1, 0}, []float64{0, 0, 0, 0, 0, 0}, []float64{0, 1, 0, 1, 1, 0})
 	cfg := tas.Config{Lambda: 1, Shape: tas.Parabolic}
 	w, err := weights(mask, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// One advantage per response; the empty row's NaN is never read.
 	adv := []float32{2, float32(math.NaN()), -0.5}
 	seq := tensor.MustNew[float32](3, 6)
-	if err := tas.ApplySequence(seq, adv, mask, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tas.ApplySequence(seq, adv, mask, cfg))
 	for b := range 3 {
 		for i := range 6 {
 			want := float32(0)
@@ -177,9 +158,7 @@ func TestApply(t *testing.T) {
 	// Per-token advantages shaped in place; garbage on masked tokens.
 	tok := must[float32]([]float64{1, 2, 3, 4, 5, math.Inf(1)}, []float64{math.NaN(), 0, 0, 0, 0, 0}, []float64{9, -1, 9, 1, 2, 9})
 	orig := append([]float32(nil), tok.Data...)
-	if err := tas.ApplyTokens(tok, tok, mask, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tas.ApplyTokens(tok, tok, mask, cfg))
 	for i, m := range mask.Data {
 		want := float32(0)
 		if m == 1 {
@@ -246,9 +225,7 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call()
-			if err == nil {
-				t.Fatalf("no error, want %v naming %q", c.kind, c.want)
-			}
+			require.Error(t, err, "no error, want %v naming %q", c.kind, c.want)
 			var ae *tensor.ArgError
 			if !errors.Is(err, c.kind) || !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q: want a *tensor.ArgError of kind %v naming %q", err, c.kind, c.want)
@@ -273,15 +250,11 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 	w, err := weights(mask, tas.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for b := range B {
 		row, _ := tensor.FromSlice(mask.Row(b), 1, T)
 		one, err := weights(row, tas.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, x := range one.Data {
 			if x != w.At(b, i) {
 				t.Fatalf("row %d position %d: batch %v, alone %v", b, i, w.At(b, i), x)
@@ -319,9 +292,7 @@ type weight float64
 func TestNamedFloatType(t *testing.T) {
 	for range 3 { // the second call reuses a job
 		w, err := weights(must[weight]([]float64{1, 1, 1}), tas.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if w.Data[0] != 1.3 || w.Data[1] != 1 || w.Data[2] != 1.3 {
 			t.Fatalf("weights %v, want [1.3 1 1.3]", w.Data)
 		}

@@ -35,9 +35,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // the conform command in-process.
 func TestConformGolden(t *testing.T) {
 	dir, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatalf("no golden files in %s", dir)
@@ -54,15 +52,9 @@ func TestConformGolden(t *testing.T) {
 				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
 			}
 			var got, want any
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("%s:%d: %v", op, c.Line, err)
-			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := match(got, want, op); err != nil {
-				t.Errorf("%s:%d: %v", op, c.Line, err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got), "%s:%d", op, c.Line)
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
+			assert.NoError(t, match(got, want, op), "%s:%d", op, c.Line)
 		}
 	}
 }
@@ -92,9 +84,7 @@ func TestConformErrors(t *testing.T) {
 				t.Errorf("exit %d, want 2", code)
 			}
 			var resp map[string]string
-			if err := json.Unmarshal([]byte(out), &resp); err != nil {
-				t.Fatalf("output %q is not a JSON object of strings: %v", out, err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &resp), "output %q is not a JSON object of strings", out)
 			if len(resp) != 1 || !strings.Contains(resp["error"], c.substr) {
 				t.Errorf("response %v, want an error naming %q", resp, c.substr)
 			}
@@ -120,9 +110,7 @@ func TestBench(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	var res map[string]any
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	for _, k := range []string{"op", "B", "T", "tokens", "ns_per_token", "tokens_per_sec", "allocs_per_iter"} {
 		if _, ok := res[k]; !ok {
 			t.Errorf("bench output lacks %q: %s", k, out)
@@ -146,21 +134,15 @@ func TestBench(t *testing.T) {
 // binary as the rlpost that it runs in subprocesses.
 func TestGoldenCommand(t *testing.T) {
 	dir, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Setenv("RLPOST_TEST_AS_MAIN", "1")
 	files := []string{filepath.Join(dir, "policy_loss.jsonl"), filepath.Join(dir, "group_advantages.jsonl")}
 	cases := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		cases += strings.Count(string(data), "\n")
 	}
 	code, out, errOut := runCmd(t, "", append([]string{"golden", "-bin", exe}, files...)...)
@@ -170,9 +152,7 @@ func TestGoldenCommand(t *testing.T) {
 	// A deliberately wrong expectation must fail.
 	bad := filepath.Join(t.TempDir(), "value_loss.jsonl")
 	line := `{"request": {"op": "value_loss", "values": [[1]], "returns": [[0]], "mask": [[1]], "config": {"clip": 0}}, "expected": {"loss": 0.6, "grad": [[1]]}}`
-	if err := os.WriteFile(bad, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(bad, []byte(line+"\n"), 0o644))
 	code, out, _ = runCmd(t, "", "golden", "-bin", exe, bad)
 	if code != 1 || !strings.Contains(out, "FAIL value_loss.jsonl:1: .loss = 0.5, want 0.6") {
 		t.Errorf("wrong expectation: exit %d:\n%s", code, out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/stretchr/testify/require"
 )
 
 // packedFields are the per-token fields of the ops that accept cu_seqlens,
@@ -42,9 +43,7 @@ func TestConformPackedGolden(t *testing.T) {
 		for _, c := range golden.Load(t, op) {
 			cases++
 			var req map[string]any
-			if err := json.Unmarshal(c.Request, &req); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Request, &req))
 			mask := req["mask"].([]any)
 			lengths, cu := make([]int, len(mask)), []int{0}
 			for b, r := range mask {
@@ -64,9 +63,7 @@ func TestConformPackedGolden(t *testing.T) {
 				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
 			}
 			var want map[string]any
-			if err := json.Unmarshal([]byte(out), &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &want))
 			pack(want, fields, lengths)
 			pack(req, fields, lengths)
 			req["cu_seqlens"] = cu
@@ -76,9 +73,7 @@ func TestConformPackedGolden(t *testing.T) {
 				t.Fatalf("%s:%d packed: exit %d: %s", op, c.Line, code, out)
 			}
 			var got map[string]any
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:%d packed with cu_seqlens %v:\n got %v\nwant %v", op, c.Line, cu, got, want)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
@@ -21,17 +23,13 @@ func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 func TestServeTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short")
-	if err := os.WriteFile(short, []byte("abc\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(short, []byte("abc\n"), 0o600))
 	var stdout, stderr bytes.Buffer
 	if code := serveRun(context.Background(), []string{"-token-file", short}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "at least 16") {
 		t.Errorf("short token: exit %d, stderr %q", code, stderr.String())
 	}
 	good := filepath.Join(dir, "good")
-	if err := os.WriteFile(good, []byte("  0123456789abcdef0123\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(good, []byte("  0123456789abcdef0123\n"), 0o600))
 	// With a token the server starts (CheckBind's test covers public
 	// addresses) and
 	// stops when its context ends.

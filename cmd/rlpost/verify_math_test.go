@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMathVerifyCasesThroughVerify sends Math-Verify's own test cases to
@@ -18,19 +19,13 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 		t.Skip(why)
 	}
 	cases, err := mvcases.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var in strings.Builder
 	for _, c := range cases {
 		params, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatalf("%s: %v", c.ID, err)
-		}
+		require.NoError(t, err, "%s", c.ID)
 		line, err := json.Marshal(map[string]any{"verifier": "math", "gold": c.Gold, "pred": c.Pred, "params": params})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in.Write(line)
 		in.WriteByte('\n')
 	}

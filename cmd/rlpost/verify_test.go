@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 type verifyLineOut struct {
@@ -32,9 +34,7 @@ func runVerify(t *testing.T, input string, args ...string) ([]verifyLineOut, int
 		var o verifyLineOut
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			t.Fatalf("output line %q: %v", line, err)
-		}
+		require.NoError(t, dec.Decode(&o), "output line %q", line)
 		if (o.Error == "") != (o.Score != nil && o.Correct != nil) {
 			t.Fatalf("output line %q is neither a result nor an error", line)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/stretchr/testify/require"
 )
 
 // testMap is
@@ -59,9 +60,7 @@ func TestStep(t *testing.T) {
 			e.Reset(testMap())
 			e.Pos = tc.from
 			r, err := e.Step(tc.action, tc.valid)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if e.Pos != tc.to || r != tc.reward || e.Done != tc.done {
 				t.Errorf("at %d, reward %v, done %v; want %d, %v, %v", e.Pos, r, e.Done, tc.to, tc.reward, tc.done)
 			}
@@ -196,9 +195,7 @@ func TestParseAndTurnReward(t *testing.T) {
 				t.Fatalf("parsed %+v, want format %v, action %v, grounding %v", p, tc.formatOK, tc.action, tc.grounding)
 			}
 			envR, err := e.Step(p.Move, p.FormatOK)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			r := make([]float64, 1)
 			if err := rewards.TurnRewards(r, []rewards.Turn{p.Turn(envR)}, cfg); err != nil {
 				t.Fatal(err)

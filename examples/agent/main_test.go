@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/examples/internal/policy"
+	"github.com/stretchr/testify/require"
 )
 
 // testConfig is a run of a few seconds: small map sets and batches, a
@@ -39,9 +40,7 @@ func TestLayout(t *testing.T) {
 	critic := policy.New(f.Count(), cfg.Hidden, 1, rng)
 	a := newAgent(cfg, pol, critic, pol)
 	r := newRollouts(cfg)
-	if err := a.Collect(r, train, rng); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.Collect(r, train, rng))
 	for b := range cfg.Batch {
 		tok := r.Tokens[b*r.T : (b+1)*r.T]
 		m, e, rw := r.Mask.Row(b), r.TurnEnd.Row(b), r.Rewards.Row(b)
@@ -102,13 +101,9 @@ func TestDeterministic(t *testing.T) {
 	cfg := testConfig()
 	cfg.Updates = 10
 	one, err := experiment(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	two, err := experiment(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, r := range one.Runs {
 		if !reflect.DeepEqual(r.Curve, two.Runs[k].Curve) {
 			t.Errorf("%s: curves %v and %v", k, r.Curve, two.Runs[k].Curve)
@@ -116,9 +111,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	cfg.Seed++
 	other, err := experiment(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if reflect.DeepEqual(other.Runs["token_gae"].Curve, one.Runs["token_gae"].Curve) &&
 		reflect.DeepEqual(other.Runs["bilevel_gae"].Curve, one.Runs["bilevel_gae"].Curve) {
 		t.Error("another seed gives the same curves: the seed is not used")
@@ -129,9 +122,7 @@ func TestDeterministic(t *testing.T) {
 // held-out maps than the warm-started policy it starts from.
 func TestTrainingImproves(t *testing.T) {
 	rep, err := experiment(testConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, r := range rep.Runs {
 		if r.Curve[0] != rep.WarmSuccess {
 			t.Errorf("%s starts at %v, the warm start is at %v", k, r.Curve[0], rep.WarmSuccess)
@@ -151,9 +142,7 @@ func TestOutput(t *testing.T) {
 	cfg.EvalEvery = 2
 	cfg.Seeds = 2
 	var out bytes.Buffer
-	if err := run(&out, cfg, nil, ""); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, run(&out, cfg, nil, ""))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	var got struct {
 		Runs map[string]struct {
@@ -164,9 +153,7 @@ func TestOutput(t *testing.T) {
 	last := lines[len(lines)-1]
 	dec := json.NewDecoder(strings.NewReader(last))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("last line %q: %v", last, err)
-	}
+	require.NoError(t, dec.Decode(&got), "last line %q", last)
 	if len(got.Runs) != 2 {
 		t.Fatalf("runs %v", got.Runs)
 	}
@@ -187,9 +174,7 @@ func TestOutput(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := defaultConfig().Validate(); err != nil {
-		t.Fatalf("default: %v", err)
-	}
+	require.NoError(t, defaultConfig().Validate(), "default")
 	for _, tc := range []struct {
 		name   string
 		change func(*config)

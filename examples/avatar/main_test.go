@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDeterministic runs shortened grpo and avatar runs twice: the same
@@ -18,13 +20,9 @@ func TestDeterministic(t *testing.T) {
 	set.Steps = 30
 	for _, name := range []string{"grpo", "avatar"} {
 		first, err := experiment(set, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		second, err := experiment(set, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !reflect.DeepEqual(first, second) {
 			t.Fatalf("%s: the same seed gave different results", name)
 		}
@@ -49,9 +47,7 @@ func TestQuickPrintsJSONLast(t *testing.T) {
 		Target *float64                              `json:"target"`
 		Runs   map[string]map[string]json.RawMessage `json:"runs"`
 	}
-	if err := json.Unmarshal([]byte(last), &got); err != nil {
-		t.Fatalf("last line %q: %v", last, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(last), &got), "last line %q", last)
 	if got.Target == nil || len(got.Runs) != len(mainRuns) {
 		t.Fatalf("last line %q", last)
 	}
@@ -87,9 +83,7 @@ func TestReplayRoundTrip(t *testing.T) {
 	c := &Completion{Prompt: prompts[3], Tokens: []int{tokThink, tokFillA, tokThinkEnd, tokAnswer, 3, 2, 1, tokAnswerEnd, tokEOS},
 		Logp: []float64{-0.5, -1, -0.25, -0.125, -2, -3, -4, -0.5, -0.75}, Reward: 1, Version: 3}
 	back, err := fromExperience(toExperience(c), prompts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("round trip: %+v, want %+v", back, c)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestPromptAnswerAndRender(t *testing.T) {
@@ -15,9 +17,7 @@ func TestPromptAnswerAndRender(t *testing.T) {
 		t.Errorf("Render = %q", got)
 	}
 	s, err := newScorer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := &Completion{Prompt: p, Tokens: toks}
 	if err := s.Score(c); err != nil || c.Format != 1 || c.Accuracy != 1 || c.Reward != 1 {
 		t.Errorf("correct answer scored %+v, %v", c, err)

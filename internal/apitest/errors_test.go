@@ -15,6 +15,7 @@ import (
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/require"
 	gtensor "gorgonia.org/tensor"
 )
 
@@ -59,17 +60,11 @@ func TestErrorDiscipline(t *testing.T) {
 	kl := ppo.DefaultConfig()
 	kl.KLCoef = 0.1
 	buf, err := replay.New(replay.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	obj, err := replay.NewObjective[float64](replay.DefaultObjectiveConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	strided := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))
-	if err := strided.T(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, strided.T())
 	in := policy()
 	val := value()
 	shared := zeros()

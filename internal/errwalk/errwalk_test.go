@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestErrorFuncs(t *testing.T) {
@@ -24,16 +26,12 @@ func (*T) N() (bool, error)    { return false, nil }
 func (g[X]) M() error          { return nil }
 func (G[X]) M() error          { return nil }
 `
-	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
 	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\nfunc E() error { return nil }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ErrorFuncs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"A", "B", "G.M", "T.M", "T.N"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ErrorFuncs = %v, want %v", got, want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/require"
 )
 
 func seq(n int) []float32 {
@@ -22,9 +23,7 @@ func seq(n int) []float32 {
 func TestRoundTripSharesStorage(t *testing.T) {
 	x, _ := tensor.FromSlice(seq(12), 3, 4)
 	d, err := dense.FromBatch(x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := d.Shape(); got[0] != 3 || got[1] != 4 {
 		t.Fatalf("shape %v", got)
 	}
@@ -32,9 +31,7 @@ func TestRoundTripSharesStorage(t *testing.T) {
 		t.Fatalf("d.At(2,1) = %v, want 9", v)
 	}
 	y, err := dense.ToBatch[float32](d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	y.Set(1, 2, 100)
 	if x.At(1, 2) != 100 {
 		t.Fatal("ToBatch copied: a write through it is not seen by the original")
@@ -49,21 +46,13 @@ func TestRoundTripSharesStorage(t *testing.T) {
 func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 	full := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
 	rowView, err := full.Slice(gtensor.S(1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	colView, err := full.Slice(nil, gtensor.S(2, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stepView, err := full.Slice(gtensor.S(0, 4, 2), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	transposed := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
-	if err := transposed.T(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, transposed.T())
 	colMajor := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking(seq(6)), gtensor.AsFortran(nil))
 
 	cases := []struct {
@@ -87,18 +76,14 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 				t.Fatalf("error %v is not tensor.ErrShape", err)
 			}
 			got, err := dense.CopyToBatch[float32](d)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got.B != c.b || got.T != c.t {
 				t.Fatalf("shape [%d, %d], want [%d, %d]", got.B, got.T, c.b, c.t)
 			}
 			for i := range c.b {
 				for j := range c.t {
 					v, err := d.At(i, j)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					want := v.(float32)
 					if c.want != nil && want != c.want(i, j) {
 						t.Fatalf("gorgonia's At(%d,%d) = %v, test expects %v", i, j, want, c.want(i, j))
