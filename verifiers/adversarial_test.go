@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,9 +68,7 @@ func TestAdversarial(t *testing.T) {
 		tl.right++
 	}
 	require.NoError(t, sc.Err())
-	if n < 150 {
-		t.Errorf("%d cases, want at least 150", n)
-	}
+	assert.GreaterOrEqual(t, n, 150, "cases, want at least 150")
 	cats := make([]string, 0, len(byCat))
 	for k := range byCat {
 		cats = append(cats, k)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -126,9 +127,7 @@ func TestHostileInputsAreBounded(t *testing.T) {
 				if took > slowest {
 					slowest, slowestCase = took, name+"/"+kind
 				}
-				if took > hostileBudget {
-					t.Errorf("%s on %s (as ref %v) took %v", name, kind, asRef, took)
-				}
+				assert.LessOrEqual(t, took, hostileBudget, "%s on %s (as ref %v) took", name, kind, asRef)
 				if err == nil && !(res.Score >= 0 && res.Score <= 1) {
 					t.Errorf("%s on %s (as ref %v): score %v", name, kind, asRef, res.Score)
 				}
@@ -151,9 +150,8 @@ func TestOverLimit(t *testing.T) {
 		if res, err := v.Verify(context.Background(), big, validRefs[name], nil); err != nil || res.Score != 0 || res.Reason == "" {
 			t.Errorf("%s with pred over the limit: %+v, %v; want 0 with a reason", name, res, err)
 		}
-		if _, err := v.Verify(context.Background(), "x", big, nil); !errors.Is(err, verifiers.ErrTooLarge) {
-			t.Errorf("%s with ref over the limit: %v", name, err)
-		}
+		_, err := v.Verify(context.Background(), "x", big, nil)
+		assert.ErrorIs(t, err, verifiers.ErrTooLarge, "%s with ref over the limit", name)
 		if took := time.Since(start); took > hostileBudget {
 			t.Errorf("%s: rejecting oversized input took %v", name, took)
 		}
@@ -210,9 +208,8 @@ func TestQuadraticPathsAreCapped(t *testing.T) {
 	if res, err := verifiers.DetectionVerifier(ctx, over, boxes, nil); err != nil || res.Score != 0 {
 		t.Errorf("prediction over MaxBoxes: %+v, %v; want score 0", res, err)
 	}
-	if _, err := verifiers.DetectionVerifier(ctx, boxes, over, nil); !errors.Is(err, verifiers.ErrTooLarge) {
-		t.Errorf("reference over MaxBoxes: %v", err)
-	}
+	_, err = verifiers.DetectionVerifier(ctx, boxes, over, nil)
+	assert.ErrorIs(t, err, verifiers.ErrTooLarge, "reference over MaxBoxes")
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func grayImage(w, h int, f func(x, y int) uint8) *image.Gray {
@@ -85,9 +87,8 @@ func TestSSIM(t *testing.T) {
 		if self, _ := verifiers.SSIM(x, x); math.Abs(self-1) > 1e-12 {
 			t.Errorf("%d×%d: SSIM(x, x) = %v", w, h, self)
 		}
-		if got < -1 || got > 1 {
-			t.Errorf("%d×%d: SSIM = %v outside [−1, 1]", w, h, got)
-		}
+		assert.GreaterOrEqual(t, got, -1.0, "%d×%d: SSIM outside [−1, 1]", w, h)
+		assert.LessOrEqual(t, got, 1.0, "%d×%d: SSIM outside [−1, 1]", w, h)
 	}
 	// Colour images go through luma over white: opaque black RGBA equals gray 0,
 	// transparent equals white.
@@ -106,15 +107,12 @@ func TestSSIM(t *testing.T) {
 	if s, err := verifiers.SSIM(rgba, gray); err != nil || math.Abs(s-1) > 1e-12 {
 		t.Errorf("SSIM(RGBA, its gray) = %v, %v", s, err)
 	}
-	if _, err := verifiers.SSIM(a, grayImage(15, 16, func(int, int) uint8 { return 0 })); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("SSIM of different sizes: %v", err)
-	}
-	if _, err := verifiers.SSIM(nil, a); err == nil {
-		t.Errorf("SSIM(nil) accepted")
-	}
-	if _, err := verifiers.SSIM(image.NewGray(image.Rect(0, 0, 0, 0)), image.NewGray(image.Rect(0, 0, 0, 0))); err == nil {
-		t.Errorf("SSIM of empty images accepted")
-	}
+	_, err = verifiers.SSIM(a, grayImage(15, 16, func(int, int) uint8 { return 0 }))
+	assert.ErrorIs(t, err, tensor.ErrShape, "SSIM of different sizes")
+	_, err = verifiers.SSIM(nil, a)
+	assert.Error(t, err, "SSIM(nil) accepted")
+	_, err = verifiers.SSIM(image.NewGray(image.Rect(0, 0, 0, 0)), image.NewGray(image.Rect(0, 0, 0, 0)))
+	assert.Error(t, err, "SSIM of empty images accepted")
 }
 
 // boxRenderer draws the last [x1,y1,x2,y2] of the source in black on a
@@ -142,15 +140,15 @@ func TestSVG(t *testing.T) {
 	v := verifiers.SVG{Render: boxRenderer(32, 32)}
 	ctx := context.Background()
 	res, err := v.Verify(ctx, "<answer>```svg\n"+ref+"\n```</answer>", ref, nil)
-	if err != nil || res.Score != 1 || !res.Correct {
-		t.Errorf("identical SVG: %+v, %v", res, err)
-	}
+	require.NoError(t, err, "identical SVG: %+v", res)
+	assert.Equal(t, float64(1), res.Score, "identical SVG: %+v", res)
+	assert.True(t, res.Correct, "identical SVG: %+v", res)
 	// Unrenderable prediction: image score 0, tokens and tags still count.
 	res, err = v.Verify(ctx, `<svg><rect/></svg>`, ref, nil)
 	tok, tag := verifiers.CodeOverlap(`<svg><rect/></svg>`, ref)
-	if err != nil || !near(res.Score, 0.25*(tok+tag)) || res.Correct {
-		t.Errorf("unrenderable SVG: %+v, %v; want %v", res, err, 0.25*(tok+tag))
-	}
+	require.NoError(t, err, "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
+	assert.True(t, near(res.Score, 0.25*(tok+tag)), "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
+	assert.False(t, res.Correct, "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
 	// A shifted shape: SSIM strictly between 0 and 1.
 	res, err = v.Verify(ctx, `<svg><rect d="[6,4,22,20]"/></svg>`, ref, nil)
 	if err != nil || !(res.Score > 0.5 && res.Score < 1) {
@@ -166,9 +164,8 @@ func TestSVG(t *testing.T) {
 	if res, err = sized.Verify(ctx, ref+" ", ref, nil); err != nil || res.Score != 1 {
 		t.Errorf("resampled identical SVG: %+v, %v", res, err)
 	}
-	if _, err := v.Verify(ctx, ref, "<svg/>", nil); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("unrenderable reference: %v", err)
-	}
+	_, err = v.Verify(ctx, ref, "<svg/>", nil)
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "unrenderable reference")
 	// Without a renderer (the Default registry's "svg") the image term is
 	// 0: an identical answer scores 0.5 from code overlap, with a reason.
 	if res, err := verifiers.Default.Verify(ctx, "svg", ref, ref, nil); err != nil || res.Score != 0.5 || res.Correct || res.Reason == "" {
@@ -176,7 +173,6 @@ func TestSVG(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := v.Verify(cancelled, ref, ref, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
+	_, err = v.Verify(cancelled, ref, ref, nil)
+	assert.ErrorIs(t, err, context.Canceled, "cancelled")
 }

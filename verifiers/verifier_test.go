@@ -3,7 +3,6 @@ package verifiers_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -28,13 +27,9 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b))
 func TestDefaultRegistryHoldsConformanceKeys(t *testing.T) {
 	names := verifiers.Names()
 	for _, k := range []string{"math", "choice", "number", "iou", "detection", "ocr", "html", "format", "format_tags", "answer"} {
-		if !slices.Contains(names, k) {
-			t.Errorf("Default lacks %q; has %v", k, names)
-		}
+		assert.True(t, slices.Contains(names, k), "Default lacks %q; has %v", k, names)
 	}
-	if !slices.IsSorted(names) {
-		t.Errorf("Names() = %v, not sorted", names)
-	}
+	assert.True(t, slices.IsSorted(names), "Names = %v, not sorted", names)
 }
 
 func TestRegistry(t *testing.T) {
@@ -47,27 +42,23 @@ func TestRegistry(t *testing.T) {
 		name string
 		f    verifiers.Factory
 	}{{"one", one}, {"", one}, {"two words", one}, {"nil", nil}} {
-		if err := r.Register(c.name, c.f); !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("Register(%q) = %v, want ErrParam", c.name, err)
-		}
+		err := r.Register(c.name, c.f)
+		assert.ErrorIs(t, err, verifiers.ErrParam, "Register(%q) = %v, want ErrParam", c.name, err)
 	}
-	if _, err := r.New("missing", nil); !errors.Is(err, verifiers.ErrUnknown) || !strings.Contains(err.Error(), "one") {
-		t.Errorf("New(missing) = %v, want ErrUnknown listing \"one\"", err)
-	}
-	if _, err := r.New("one", verifiers.Params{"x": 1}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("New(one, params) = %v, want ErrParam: it takes none", err)
-	}
+	_, err := r.New("missing", nil)
+	require.ErrorIs(t, err, verifiers.ErrUnknown, "New(missing): want ErrUnknown listing \"one\"")
+	assert.Contains(t, err.Error(), "one", "New(missing): want ErrUnknown listing \"one\"")
+	_, err = r.New("one", verifiers.Params{"x": 1})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "New(one, params) = %v, want ErrParam: it takes none", err)
 	res, err := r.Verify(context.Background(), "one", "", "", nil)
-	if err != nil || res.Score != 1 {
-		t.Errorf("Verify(one) = %v, %v", res, err)
-	}
+	require.NoError(t, err, "Verify(one) = %v", res)
+	assert.Equal(t, float64(1), res.Score, "Verify(one) = %v", res)
 	bad := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: math.NaN()}, nil
 	}))
 	require.NoError(t, r.Register("bad", bad))
-	if _, err := r.Verify(context.Background(), "bad", "", "", nil); err == nil {
-		t.Errorf("Verify passed a NaN score on")
-	}
+	_, err = r.Verify(context.Background(), "bad", "", "", nil)
+	assert.Error(t, err, "Verify passed a NaN score on")
 }
 
 func TestRegistryConcurrent(t *testing.T) {
@@ -95,9 +86,7 @@ func TestRegistryConcurrent(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	var p verifiers.Params
-	if err := json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p))
 	if v, err := p.Float("f", 9); err != nil || v != 0.5 {
 		t.Errorf("Float(f) = %v, %v", v, err)
 	}
@@ -152,8 +141,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, name := range verifiers.Names() {
-		if _, err := verifiers.Default.Verify(ctx, name, "A", "A", nil); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s on a cancelled context: err = %v", name, err)
-		}
+		_, err := verifiers.Default.Verify(ctx, name, "A", "A", nil)
+		assert.ErrorIs(t, err, context.Canceled, "%s on a cancelled context: err =", name)
 	}
 }

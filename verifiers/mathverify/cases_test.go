@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,9 +23,7 @@ func loadCases(t testing.TB) []mvcases.Case {
 
 func TestMathVerifyCases(t *testing.T) {
 	cases := loadCases(t)
-	if len(cases) != 270 {
-		t.Fatalf("%d cases, want 270", len(cases))
-	}
+	require.Len(t, cases, 270, "%d cases, want 270", len(cases))
 	var okT, nT, okF, nF int
 	for _, c := range cases {
 		params, err := mvcases.Params(c.Notes)
@@ -61,7 +60,6 @@ func TestMathVerifyCases(t *testing.T) {
 	pt, pf := 100*float64(okT)/float64(nT), 100*float64(okF)/float64(nF)
 	t.Logf("expected true: %d/%d = %.1f%%; expected false: %d/%d = %.1f%%", okT, nT, pt, okF, nF, pf)
 	fmt.Printf("mathverify cases: expected true %d/%d (%.1f%%), expected false %d/%d (%.1f%%)\n", okT, nT, pt, okF, nF, pf)
-	if pt < 95 || pf < 97 {
-		t.Errorf("below 95%%: true %.1f%%, false %.1f%%", pt, pf)
-	}
+	assert.GreaterOrEqual(t, pt, 95.0, "expected-true cases right, %")
+	assert.GreaterOrEqual(t, pf, 97.0, "expected-false cases right, %")
 }

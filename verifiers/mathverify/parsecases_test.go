@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,12 +70,8 @@ func TestParseCases(t *testing.T) {
 		if len(c.Reference) > 0 {
 			want = strings.ToUpper(c.Reference[0])
 		}
-		if got != want {
-			t.Errorf("%s: extract(%q) = %q, want %q", c.ID, c.Input, got, want)
-		}
+		assert.Equal(t, want, got, "%s: extract(%q)", c.ID, c.Input)
 	}
 	require.NoError(t, sc.Err())
-	if ran != 11 {
-		t.Errorf("ran %d parse cases, want 11", ran)
-	}
+	assert.Equal(t, 11, ran, "ran parse cases, want 11")
 }
