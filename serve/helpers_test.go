@@ -144,9 +144,7 @@ func wantError(t *testing.T, code int, body string, wantCode int, substr string)
 func metricValue(t *testing.T, url, series string) float64 {
 	t.Helper()
 	code, body := get(t, url+"/metrics")
-	if code != http.StatusOK {
-		t.Fatalf("/metrics: %d", code)
-	}
+	require.Equal(t, http.StatusOK, code, "/metrics")
 	for _, line := range strings.Split(body, "\n") {
 		if rest, ok := strings.CutPrefix(line, series+" "); ok {
 			var v float64
