@@ -33,9 +33,8 @@ func measurePrompts(t *testing.T) int {
 		t.Skip("set " + measureEnv + "=<prompts> to measure")
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q, want a prompt count", measureEnv, s)
-	}
+	require.NoError(t, err, "%s=%q, want a prompt count", measureEnv, s)
+	require.GreaterOrEqual(t, n, 1, "%s=%q, want a prompt count", measureEnv, s)
 	return n
 }
 
@@ -56,9 +55,8 @@ func measured(t testing.TB, n int) *replay.Buffer {
 	}
 	for i := range cfg.Capacity {
 		e := replay.Experience{Prompt: uint64(rng.IntN(n)), Logp: logp, Tokens: tokens, Reward: float64(i % 2)}
-		if _, err := b.Add(e); err != nil {
-			t.Fatal(err)
-		}
+		_, err := b.Add(e)
+		require.NoError(t, err)
 	}
 	return b
 }

@@ -108,9 +108,7 @@ func TestConcurrentAccounting(t *testing.T) {
 					if !replace && seen[x.ID] {
 						t.Errorf("experience %d drawn twice without replacement", x.ID)
 					}
-					if x.Age > eta {
-						t.Errorf("experience %d sampled at age %d > η", x.ID, x.Age)
-					}
+					assert.LessOrEqual(t, x.Age, int64(eta), "experience %d sampled older than η", x.ID)
 					seen[x.ID] = true
 				}
 				sampled[s] += n
@@ -159,9 +157,7 @@ func TestConcurrentAccounting(t *testing.T) {
 		}
 		// FIFO: evictions leave a tier in arrival order, and everything
 		// still held in it arrived after the last of them.
-		if !slices.IsSorted(evicted[tier]) {
-			t.Errorf("%v tier evicted out of order", replay.Tier(tier))
-		}
+		assert.True(t, slices.IsSorted(evicted[tier]), "%v tier evicted out of order", replay.Tier(tier))
 		if n := len(evicted[tier]); n > 0 {
 			for _, x := range held {
 				if x.Tier == replay.Tier(tier) && x.ID < evicted[tier][n-1] {
@@ -190,9 +186,8 @@ func TestConcurrentAccounting(t *testing.T) {
 			}
 		}
 	}
-	if offered != len(state) || uint64(offered) != st.Offered {
-		t.Fatalf("%d receipts, %d experiences accounted for, %d offered", offered, len(state), st.Offered)
-	}
+	require.Equal(t, len(state), offered, "receipts experiences accounted for offered")
+	require.Equal(t, st.Offered, uint64(offered), "receipts experiences accounted for offered")
 	for id := range uint64(offered) {
 		if _, ok := state[id]; !ok {
 			t.Fatalf("id %d never issued", id)
