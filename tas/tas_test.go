@@ -2,17 +2,16 @@ package tas_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/conform"
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -120,9 +119,8 @@ func TestWeightsShape(t *testing.T) {
 			if L > 1 && math.Abs(p.Data[i]+q.Data[i]-(2+lam)) > 1e-12 {
 				t.Fatalf("trial %d: parabolic %v + inverse %v at %d, want 2 + λ = %v", trial, p.Data[i], q.Data[i], k, 2+lam)
 			}
-			if p.Data[i] < 1-1e-12 || p.Data[i] > 1+lam+1e-12 {
-				t.Fatalf("trial %d: weight %v outside [1, 1 + λ]", trial, p.Data[i])
-			}
+			require.GreaterOrEqual(t, p.Data[i], 1-1e-12, "trial %d: weight outside [1, 1 + λ]", trial)
+			require.LessOrEqual(t, p.Data[i], 1+lam+1e-12, "trial %d: weight outside [1, 1 + λ]", trial)
 		}
 		if L > 1 && (math.Abs(p.Data[valid[0]]-(1+lam)) > 1e-12 || math.Abs(q.Data[valid[0]]-1) > 1e-12) {
 			t.Fatalf("trial %d: ends are %v and %v, want 1 + λ and 1", trial, p.Data[valid[0]], q.Data[valid[0]])
@@ -150,9 +148,7 @@ func TestApply(t *testing.T) {
 			if mask.At(b, i) == 1 {
 				want = w.At(b, i) * adv[b]
 			}
-			if seq.At(b, i) != want {
-				t.Fatalf("ApplySequence[%d,%d] = %v, want %v", b, i, seq.At(b, i), want)
-			}
+			require.Equal(t, want, seq.At(b, i), "ApplySequence[%d,%d]", b, i)
 		}
 	}
 	// Per-token advantages shaped in place; garbage on masked tokens.
@@ -164,18 +160,15 @@ func TestApply(t *testing.T) {
 		if m == 1 {
 			want = w.Data[i] * orig[i]
 		}
-		if tok.Data[i] != want {
-			t.Fatalf("ApplyTokens at %d = %v, want %v", i, tok.Data[i], want)
-		}
+		require.Equal(t, want, tok.Data[i], "ApplyTokens at %d", i)
 	}
 }
 
 func TestParseCurve(t *testing.T) {
 	for _, s := range []tas.Curve{tas.Parabolic, tas.Uniform, tas.Inverse, tas.LinearDecay, tas.LinearIncline} {
 		got, err := tas.ParseCurve(s.String())
-		if err != nil || got != s {
-			t.Errorf("ParseCurve(%q) = %v, %v", s.String(), got, err)
-		}
+		require.NoError(t, err, "ParseCurve(%q)", s.String())
+		assert.Equal(t, s, got, "ParseCurve(%q)", s.String())
 		// The deprecated name still works.
 		if old, err := tas.ParseShape(s.String()); err != nil || old != s {
 			t.Errorf("ParseShape(%q) = %v, %v", s.String(), old, err)
@@ -227,15 +220,14 @@ func TestBadInput(t *testing.T) {
 			err := c.call()
 			require.Error(t, err, "no error, want %v naming %q", c.kind, c.want)
 			var ae *tensor.ArgError
-			if !errors.Is(err, c.kind) || !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %q: want a *tensor.ArgError of kind %v naming %q", err, c.kind, c.want)
-			}
+			require.ErrorIs(t, err, c.kind, "error: want a *tensor.ArgError of kind naming")
+			require.ErrorAs(t, err, &ae, "error: want a *tensor.ArgError of kind naming")
+			assert.Contains(t, err.Error(), c.want, "error: want a *tensor.ArgError of kind naming")
 		})
 	}
 	// A float64 batch holds those weights.
-	if _, err := weights(must[float64]([]float64{1, 1}), tas.Config{Lambda: 1e39}); err != nil {
-		t.Errorf("float64 weights with λ = 1e39: %v", err)
-	}
+	_, err := weights(must[float64]([]float64{1, 1}), tas.Config{Lambda: 1e39})
+	assert.NoError(t, err, "float64 weights with λ = 1e39")
 }
 
 // TestDeterministic checks that a batch split across the CPUs gives the
@@ -256,9 +248,7 @@ func TestDeterministic(t *testing.T) {
 		one, err := weights(row, tas.DefaultConfig())
 		require.NoError(t, err)
 		for i, x := range one.Data {
-			if x != w.At(b, i) {
-				t.Fatalf("row %d position %d: batch %v, alone %v", b, i, w.At(b, i), x)
-			}
+			require.Equal(t, w.At(b, i), x, "row %d position %d: batch, alone", b, i)
 		}
 	}
 }
@@ -293,8 +283,6 @@ func TestNamedFloatType(t *testing.T) {
 	for range 3 { // the second call reuses a job
 		w, err := weights(must[weight]([]float64{1, 1, 1}), tas.DefaultConfig())
 		require.NoError(t, err)
-		if w.Data[0] != 1.3 || w.Data[1] != 1 || w.Data[2] != 1.3 {
-			t.Fatalf("weights %v, want [1.3 1 1.3]", w.Data)
-		}
+		require.Equal(t, []weight{1.3, 1, 1.3}, w.Data)
 	}
 }

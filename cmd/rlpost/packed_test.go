@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,9 +59,7 @@ func TestConformPackedGolden(t *testing.T) {
 				}
 			}
 			code, out, _ := runCmd(t, string(c.Request), "conform")
-			if code != 0 {
-				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
-			}
+			require.Equal(t, 0, code, "%s:%d: exit: %s", op, c.Line, out)
 			var want map[string]any
 			require.NoError(t, json.Unmarshal([]byte(out), &want))
 			pack(want, fields, lengths)
@@ -69,14 +67,10 @@ func TestConformPackedGolden(t *testing.T) {
 			req["cu_seqlens"] = cu
 			body, _ := json.Marshal(req)
 			code, out, _ = runCmd(t, string(body), "conform")
-			if code != 0 {
-				t.Fatalf("%s:%d packed: exit %d: %s", op, c.Line, code, out)
-			}
+			require.Equal(t, 0, code, "%s:%d packed: exit: %s", op, c.Line, out)
 			var got map[string]any
 			require.NoError(t, json.Unmarshal([]byte(out), &got))
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s:%d packed with cu_seqlens %v:\n got %v\nwant %v", op, c.Line, cu, got, want)
-			}
+			assert.Equal(t, want, got, "%s:%d packed with cu_seqlens %v: want", op, c.Line, cu)
 		}
 		t.Logf("%s: %d cases, %d rows shortened", op, cases, shortened)
 		if cases == 0 || shortened == 0 {

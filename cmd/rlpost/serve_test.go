@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := serveRun(context.Background(), []string{"-addr", "0.0.0.0:0"}, &stdout, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "without a token") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
+	assert.Equal(t, 2, code, "exit, stderr")
+	assert.Contains(t, stderr.String(), "without a token", "exit, stderr")
 }
 
 func TestServeTokenFile(t *testing.T) {
@@ -40,9 +40,7 @@ func TestServeTokenFile(t *testing.T) {
 	if code := serveRun(ctx, []string{"-addr", "127.0.0.1:0", "-token-file", good}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
-	if !strings.HasPrefix(stdout.String(), "rlpost serve: listening on http://") {
-		t.Errorf("stdout %q", stdout.String())
-	}
+	assert.True(t, strings.HasPrefix(stdout.String(), "rlpost serve: listening on http://"), "stdout %q", stdout.String())
 }
 
 func TestServeFlags(t *testing.T) {
@@ -56,23 +54,19 @@ func TestServeFlags(t *testing.T) {
 	}
 	var b byteSize
 	for in, want := range map[string]int64{"1048576": 1 << 20, "64KiB": 64 << 10, "32MiB": 32 << 20, "1GiB": 1 << 30} {
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("%s: %d, %v", in, b, err)
-		}
+		err := b.Set(in)
+		require.NoError(t, err, "%s: %d", in, b)
+		assert.Equal(t, want, int64(b), "%s: %d", in, b)
 	}
 }
 
 func TestServeLoadtestRunsAndStops(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := serveRun(context.Background(), []string{"-loadtest", "-duration", "50ms", "-batches", "1,8", "-conns", "1,2"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
+	require.Equal(t, 0, code, "exit, stderr %q", stderr.String())
 	out := stdout.String()
 	for _, want := range []string{"mean raw rate", "| 1 | 1 |", "| 8 | 2 |", "best batched"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "output lacks")
 	}
 	if code := serveRun(context.Background(), []string{"-loadtest", "-duration", "2m"}, &stdout, &stderr); code != 2 {
 		t.Errorf("-duration 2m: exit %d, want 2 (bounded)", code)

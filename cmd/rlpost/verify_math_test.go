@@ -30,9 +30,8 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 		in.WriteByte('\n')
 	}
 	outs, code, _ := runVerify(t, in.String())
-	if code != 0 || len(outs) != len(cases) {
-		t.Fatalf("exit %d, %d lines for %d cases", code, len(outs), len(cases))
-	}
+	require.Equal(t, 0, code, "exit, lines for cases")
+	require.Equal(t, len(cases), len(outs), "exit, lines for cases")
 	var tally mvcases.Tally
 	for i, c := range cases {
 		o := outs[i]

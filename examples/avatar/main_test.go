@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,9 +23,7 @@ func TestDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		second, err := experiment(set, name, nil)
 		require.NoError(t, err)
-		if !reflect.DeepEqual(first, second) {
-			t.Fatalf("%s: the same seed gave different results", name)
-		}
+		require.Equal(t, second, first, "%s: the same seed gave different results", name)
 	}
 }
 
@@ -38,9 +36,7 @@ func TestQuickPrintsJSONLast(t *testing.T) {
 	if err := run([]string{"-quick", "-steps", "3", "-png", ""}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "3 seeds") {
-		t.Errorf("-quick did not run 3 seeds:\n%s", out.String())
-	}
+	assert.Contains(t, out.String(), "3 seeds", "-quick did not run 3 seeds")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	last := lines[len(lines)-1]
 	var got struct {
@@ -53,27 +49,24 @@ func TestQuickPrintsJSONLast(t *testing.T) {
 	}
 	for _, name := range mainRuns {
 		r, ok := got.Runs[name]
-		if !ok {
-			t.Fatalf("run %q missing: %q", name, last)
-		}
+		require.True(t, ok, "run %q missing: %q", name, last)
 		for _, field := range []string{"completions_to_target", "final_accuracy", "zero_adv_fraction"} {
 			if _, ok := r[field]; !ok {
 				t.Errorf("run %q lacks %q: %q", name, field, last)
 			}
 		}
 		var f float64
-		if err := json.Unmarshal(r["zero_adv_fraction"], &f); err != nil || f < 0 || f > 1 {
-			t.Errorf("run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
-		}
+		err := json.Unmarshal(r["zero_adv_fraction"], &f)
+		require.NoError(t, err, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
+		assert.GreaterOrEqual(t, f, 0.0, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
+		assert.LessOrEqual(t, f, 1.0, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
 	}
 }
 
 func TestRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	for _, args := range [][]string{{"-seeds", "-1"}, {"-nope"}, {"-runs", "grpo,nope"}} {
-		if err := run(args, &out, &errOut); err == nil {
-			t.Errorf("%v accepted", args)
-		}
+		assert.Error(t, run(args, &out, &errOut), "%v accepted", args)
 	}
 }
 
@@ -84,7 +77,5 @@ func TestReplayRoundTrip(t *testing.T) {
 		Logp: []float64{-0.5, -1, -0.25, -0.125, -2, -3, -4, -0.5, -0.75}, Reward: 1, Version: 3}
 	back, err := fromExperience(toExperience(c), prompts)
 	require.NoError(t, err)
-	if !reflect.DeepEqual(back, c) {
-		t.Errorf("round trip: %+v, want %+v", back, c)
-	}
+	assert.Equal(t, c, back, "round trip")
 }

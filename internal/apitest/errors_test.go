@@ -15,6 +15,7 @@ import (
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	gtensor "gorgonia.org/tensor"
 )
@@ -193,9 +194,7 @@ func TestErrorDiscipline(t *testing.T) {
 			if !errors.As(c.err, &ae) {
 				t.Fatalf("%q is not a *tensor.ArgError", c.err)
 			}
-			if ae.Arg != c.arg {
-				t.Errorf("%q: Arg %q, want %q", c.err, ae.Arg, c.arg)
-			}
+			assert.Equal(t, c.arg, ae.Arg, "%q: Arg", c.err)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,12 +34,8 @@ func TestRoundTripSharesStorage(t *testing.T) {
 	y, err := dense.ToBatch[float32](d)
 	require.NoError(t, err)
 	y.Set(1, 2, 100)
-	if x.At(1, 2) != 100 {
-		t.Fatal("ToBatch copied: a write through it is not seen by the original")
-	}
-	if y.Shape != x.Shape {
-		t.Fatalf("shape %v, want %v", y.Shape, x.Shape)
-	}
+	require.Equal(t, float32(100), x.At(1, 2), "ToBatch copied: a write through it is not seen by the original")
+	require.Equal(t, x.Shape, y.Shape, "shape")
 }
 
 // TestViewsAreRejectedOrMaterialised covers the layouts whose backing array
@@ -77,9 +74,8 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 			}
 			got, err := dense.CopyToBatch[float32](d)
 			require.NoError(t, err)
-			if got.B != c.b || got.T != c.t {
-				t.Fatalf("shape [%d, %d], want [%d, %d]", got.B, got.T, c.b, c.t)
-			}
+			require.Equal(t, c.b, got.B, "shape")
+			require.Equal(t, c.t, got.T, "shape")
 			for i := range c.b {
 				for j := range c.t {
 					v, err := d.At(i, j)
@@ -88,9 +84,7 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 					if c.want != nil && want != c.want(i, j) {
 						t.Fatalf("gorgonia's At(%d,%d) = %v, test expects %v", i, j, want, c.want(i, j))
 					}
-					if got.At(i, j) != want {
-						t.Fatalf("CopyToBatch(%d,%d) = %v, want %v", i, j, got.At(i, j), want)
-					}
+					require.Equal(t, want, got.At(i, j), "CopyToBatch(%d,%d)", i, j)
 				}
 			}
 		})
@@ -99,27 +93,22 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 
 func TestToBatchRejectsWrongTypeAndRank(t *testing.T) {
 	f64 := gtensor.New(gtensor.WithShape(2, 2), gtensor.WithBacking([]float64{1, 2, 3, 4}))
-	if _, err := dense.ToBatch[float32](f64); err == nil {
-		t.Error("float64 tensor read as float32")
-	}
+	_, err := dense.ToBatch[float32](f64)
+	assert.Error(t, err, "float64 tensor read as float32")
 	if b, err := dense.ToBatch[float64](f64); err != nil || b.At(1, 0) != 3 {
 		t.Errorf("float64 tensor: %v, %v", b, err)
 	}
 	cube := gtensor.New(gtensor.WithShape(2, 2, 2), gtensor.WithBacking(seq(8)))
-	if _, err := dense.ToBatch[float32](cube); err == nil {
-		t.Error("3-D tensor accepted")
-	}
+	_, err = dense.ToBatch[float32](cube)
+	assert.Error(t, err, "3-D tensor accepted")
 	vec := gtensor.New(gtensor.WithShape(5), gtensor.WithBacking(seq(5)))
 	if b, err := dense.ToBatch[float32](vec); err != nil || b.B != 1 || b.T != 5 || b.At(0, 4) != 4 {
 		t.Errorf("1-D tensor: %v, %v", b, err)
 	}
-	if _, err := dense.ToBatch[float32](nil); err == nil {
-		t.Error("nil tensor accepted")
-	}
-	if _, err := dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)}); err == nil {
-		t.Error("malformed batch accepted")
-	}
-	if _, err := dense.FromBatch(tensor.MustNew[float32](0, 3)); err == nil {
-		t.Error("empty batch accepted")
-	}
+	_, err = dense.ToBatch[float32](nil)
+	assert.Error(t, err, "nil tensor accepted")
+	_, err = dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)})
+	assert.Error(t, err, "malformed batch accepted")
+	_, err = dense.FromBatch(tensor.MustNew[float32](0, 3))
+	assert.Error(t, err, "empty batch accepted")
 }
