@@ -276,9 +276,9 @@ func TestSampleWithoutReplacement(t *testing.T) {
 	dst := make([]replay.Sampled, 2)
 	const rounds = 30000
 	for range rounds {
-		if n, err := b.Sample(dst, rng, replay.SampleOptions{}); n != 2 || err != nil {
-			t.Fatalf("Sample: %d, %v", n, err)
-		}
+		n, err := b.Sample(dst, rng, replay.SampleOptions{})
+		require.Equal(t, 2, n, "Sample")
+		require.NoError(t, err, "Sample")
 		a, c := dst[0].ID, dst[1].ID
 		if a == c {
 			t.Fatalf("drew %d twice", a)
@@ -306,13 +306,13 @@ func TestSampleWithoutReplacement(t *testing.T) {
 	// Weight only on empty tiers: nothing to draw.
 	w := replay.TierWeights{}
 	w[(dst[0].Tier+1)%3] = 1
-	if n, err := b.Sample(big, rng, replay.SampleOptions{Weights: w}); n != 0 || err != nil {
-		t.Errorf("weights on empty tiers: %d drawn, %v", n, err)
-	}
+	n, err = b.Sample(big, rng, replay.SampleOptions{Weights: w})
+	assert.Equal(t, 0, n, "weights on empty tiers drawn")
+	assert.NoError(t, err, "weights on empty tiers drawn")
 	empty := newBuffer(t, nil)
-	if n, err := empty.Sample(big, rng, replay.SampleOptions{Replace: true}); n != 0 || err != nil {
-		t.Errorf("empty buffer: %d drawn, %v", n, err)
-	}
+	n, err = empty.Sample(big, rng, replay.SampleOptions{Replace: true})
+	assert.Equal(t, 0, n, "empty buffer drawn")
+	assert.NoError(t, err, "empty buffer drawn")
 }
 
 // TestSampleDeterministic: equal buffers and equal seeds give equal draws.

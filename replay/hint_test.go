@@ -88,15 +88,17 @@ func TestHintFailureIsNotCounted(t *testing.T) {
 		}
 		return "locate the speaker first", ctx.Err()
 	}))
-	if _, ok, err := h.Hint(context.Background(), 1, 0); !errors.Is(err, boom) || ok || h.Hints(1) != 0 {
-		t.Errorf("failing provider: ok %v err %v, %d counted", ok, err, h.Hints(1))
-	}
+	_, ok, err := h.Hint(context.Background(), 1, 0)
+	require.ErrorIs(t, err, boom, "failing provider: ok err, counted")
+	assert.False(t, ok, "failing provider: ok err, counted")
+	assert.Equal(t, 0, h.Hints(1), "failing provider: ok err, counted")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fail = false
-	if _, ok, err := h.Hint(ctx, 1, 0); !errors.Is(err, context.Canceled) || ok || h.Hints(1) != 0 {
-		t.Errorf("cancelled context: ok %v err %v, %d counted", ok, err, h.Hints(1))
-	}
+	_, ok, err = h.Hint(ctx, 1, 0)
+	require.ErrorIs(t, err, context.Canceled, "cancelled context: ok err, counted")
+	assert.False(t, ok, "cancelled context: ok err, counted")
+	assert.Equal(t, 0, h.Hints(1), "cancelled context: ok err, counted")
 	if hint, ok, err := h.Hint(context.Background(), 1, 0); err != nil || !ok || hint == "" || h.Hints(1) != 1 {
 		t.Errorf("after the failures: %q %v %v, %d counted", hint, ok, err, h.Hints(1))
 	}

@@ -3,7 +3,6 @@ package rewards_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -42,13 +41,13 @@ func TestVerdictJudge(t *testing.T) {
 	require.NoError(t, err, "YES")
 	require.Equal(t, float64(1), s, "YES")
 	reply = "<answer>NO</answer>"
-	if s, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); err != nil || s != 0 {
-		t.Fatalf("NO: %v, %v", s, err)
-	}
+	s, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0)
+	require.NoError(t, err, "NO")
+	require.Equal(t, float64(0), s, "NO")
 	reply = "I cannot tell"
-	if _, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); !errors.Is(err, rewards.ErrJudge) || !errors.Is(err, rewards.ErrVerdict) {
-		t.Fatalf("no verdict: %v, want ErrJudge and ErrVerdict", err)
-	}
+	_, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0)
+	require.ErrorIs(t, err, rewards.ErrJudge, "no verdict, want ErrJudge and ErrVerdict")
+	require.ErrorIs(t, err, rewards.ErrVerdict, "no verdict, want ErrJudge and ErrVerdict")
 }
 
 func TestRepetitionTrackerVAGEN(t *testing.T) {
@@ -59,9 +58,10 @@ func TestRepetitionTrackerVAGEN(t *testing.T) {
 	require.NoError(t, err)
 	const s = "The box is below the player."
 	// Nothing recorded: nothing is a repeat.
-	if p, rep, err := tr.Penalty(s, 0.1); p != 0 || rep || err != nil {
-		t.Fatalf("empty history: %v, %v, %v", p, rep, err)
-	}
+	p, rep, err := tr.Penalty(s, 0.1)
+	require.Equal(t, float64(0), p, "empty history")
+	require.False(t, rep, "empty history")
+	require.NoError(t, err, "empty history")
 	tr.Record(s, s, "the target is left")
 	// Repeated and wrong (F1 < 0.7): −0.1. Case and spacing do not matter.
 	if p, rep, _ := tr.Penalty("the box is  below the PLAYER.", 0.5); p != -0.1 || !rep {
@@ -183,9 +183,10 @@ func TestScoreStructured(t *testing.T) {
 	if err != nil || math.Abs(s.F1-0.4) > 1e-12 || !s.Repeated || s.Penalty != -0.1 || math.Abs(s.Reward-0.3) > 1e-12 {
 		t.Fatalf("repeated and wrong: %+v, %v", s, err)
 	}
-	if s, err := rewards.ScoreStructured(nil, sentence, "garbage", truth); err != nil || s.F1 != 0 || s.Reward != 0 {
-		t.Errorf("unparseable dictionary: %+v, %v; want F1 0", s, err)
-	}
+	s, err = rewards.ScoreStructured(nil, sentence, "garbage", truth)
+	require.NoError(t, err, "unparseable dictionary: %+v; want F1 0", s)
+	assert.Equal(t, float64(0), s.F1, "unparseable dictionary: %+v; want F1 0", s)
+	assert.Equal(t, float64(0), s.Reward, "unparseable dictionary: %+v; want F1 0", s)
 	_, err = rewards.ScoreStructured(nil, sentence, "{}", "garbage")
 	assert.ErrorIs(t, err, verifiers.ErrSyntax, "bad truth: %v, want ErrSyntax", err)
 }

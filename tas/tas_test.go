@@ -170,9 +170,9 @@ func TestParseCurve(t *testing.T) {
 		require.NoError(t, err, "ParseCurve(%q)", s.String())
 		assert.Equal(t, s, got, "ParseCurve(%q)", s.String())
 		// The deprecated name still works.
-		if old, err := tas.ParseShape(s.String()); err != nil || old != s {
-			t.Errorf("ParseShape(%q) = %v, %v", s.String(), old, err)
-		}
+		old, err := tas.ParseShape(s.String())
+		require.NoError(t, err, "ParseShape(%q)", s.String())
+		assert.Equal(t, s, old, "ParseShape(%q)", s.String())
 	}
 	if _, err := tas.ParseCurve("linear"); err == nil {
 		t.Error(`ParseCurve("linear") succeeded`)

@@ -170,9 +170,9 @@ func TestMathArgumentOrder(t *testing.T) {
 			return verifiers.Default.Verify(context.Background(), "math", response, reference, nil)
 		},
 	} {
-		if r, err := got(); err != nil || r != res {
-			t.Errorf("%s = %+v, %v; want %+v", name, r, err, res)
-		}
+		r, err := got()
+		require.NoError(t, err, "%s", name)
+		assert.Equal(t, res, r, "%s", name)
 	}
 }
 

@@ -312,9 +312,9 @@ func TestDynamicIoU(t *testing.T) {
 	for _, c := range []struct{ p, want float64 }{
 		{0, 0.85}, {0.05, 0.85}, {0.10, 0.85}, {0.1000001, 0.95}, {0.25, 0.95}, {0.26, 0.99}, {1, 0.99},
 	} {
-		if got, err := verifiers.DynamicIoU(c.p); err != nil || got != c.want {
-			t.Errorf("DynamicIoU(%v) = %v, %v; want %v", c.p, got, err, c.want)
-		}
+		got, err := verifiers.DynamicIoU(c.p)
+		require.NoError(t, err, "DynamicIoU(%v)", c.p)
+		assert.Equal(t, c.want, got, "DynamicIoU(%v)", c.p)
 	}
 	for _, p := range []float64{-0.01, 1.01, math.NaN()} {
 		_, err := verifiers.DynamicIoU(p)
@@ -341,9 +341,9 @@ func TestAdaptiveIoU(t *testing.T) {
 		{0.1, 0.55}, // below: down
 	}
 	for _, s := range steps {
-		if got, err := a.Step(s.bsr); err != nil || got != s.want {
-			t.Errorf("Step(%v) = %v, %v; want %v", s.bsr, got, err, s.want)
-		}
+		got, err := a.Step(s.bsr)
+		require.NoError(t, err, "Step(%v)", s.bsr)
+		assert.Equal(t, s.want, got, "Step(%v)", s.bsr)
 	}
 	for range 20 {
 		_, _ = a.Step(1)

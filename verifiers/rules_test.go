@@ -247,9 +247,9 @@ func TestEditDistance(t *testing.T) {
 	_, err := verifiers.EditDistance(big, strings.Repeat("ba", 2500))
 	assert.ErrorIs(t, err, verifiers.ErrTooLarge, "EditDistance over MaxEditCells")
 	// Identical long strings need no table.
-	if d, err := verifiers.EditDistance(big, big); err != nil || d != 0 {
-		t.Errorf("EditDistance(big, big) = %d, %v", d, err)
-	}
+	d, err := verifiers.EditDistance(big, big)
+	require.NoError(t, err, "EditDistance(big, big)")
+	assert.Equal(t, 0, d, "EditDistance(big, big)")
 }
 
 func TestHTML(t *testing.T) {

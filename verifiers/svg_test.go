@@ -161,9 +161,9 @@ func TestSVG(t *testing.T) {
 		}
 		return boxRenderer(64, 64)(ctx, `[8,8,40,40]`)
 	}}
-	if res, err = sized.Verify(ctx, ref+" ", ref, nil); err != nil || res.Score != 1 {
-		t.Errorf("resampled identical SVG: %+v, %v", res, err)
-	}
+	res, err = sized.Verify(ctx, ref+" ", ref, nil)
+	require.NoError(t, err, "resampled identical SVG: %+v", res)
+	assert.Equal(t, float64(1), res.Score, "resampled identical SVG: %+v", res)
 	_, err = v.Verify(ctx, ref, "<svg/>", nil)
 	assert.ErrorIs(t, err, verifiers.ErrSyntax, "unrenderable reference")
 	// Without a renderer (the Default registry's "svg") the image term is

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -87,24 +86,24 @@ func TestRegistryConcurrent(t *testing.T) {
 func TestParams(t *testing.T) {
 	var p verifiers.Params
 	require.NoError(t, json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p))
-	if v, err := p.Float("f", 9); err != nil || v != 0.5 {
-		t.Errorf("Float(f) = %v, %v", v, err)
-	}
-	if v, err := p.Float("missing", 9); err != nil || v != 9 {
-		t.Errorf("Float(missing) = %v, %v", v, err)
-	}
-	if v, err := p.Float("n", 9); err != nil || v != 9 {
-		t.Errorf("Float(null) = %v, %v", v, err)
-	}
-	if v, err := p.Int("i", 0); err != nil || v != 3 {
-		t.Errorf("Int(i) = %v, %v", v, err)
-	}
-	if v, err := p.Bool("b", false); err != nil || !v {
-		t.Errorf("Bool(b) = %v, %v", v, err)
-	}
-	if v, err := p.String("s", ""); err != nil || v != "x" {
-		t.Errorf("String(s) = %v, %v", v, err)
-	}
+	v, err := p.Float("f", 9)
+	require.NoError(t, err, "Float(f)")
+	assert.Equal(t, 0.5, v, "Float(f)")
+	v, err = p.Float("missing", 9)
+	require.NoError(t, err, "Float(missing)")
+	assert.Equal(t, float64(9), v, "Float(missing)")
+	v, err = p.Float("n", 9)
+	require.NoError(t, err, "Float(null)")
+	assert.Equal(t, float64(9), v, "Float(null)")
+	n, err := p.Int("i", 0)
+	require.NoError(t, err, "Int(i)")
+	assert.Equal(t, 3, n, "Int(i)")
+	b, err := p.Bool("b", false)
+	require.NoError(t, err, "Bool(b)")
+	assert.True(t, b, "Bool(b)")
+	s, err := p.String("s", "")
+	require.NoError(t, err, "String(s)")
+	assert.Equal(t, "x", s, "String(s)")
 	for name, err := range map[string]error{
 		"Float(s)":     second(p.Float("s", 0)),
 		"Int(frac)":    second(p.Int("frac", 0)),
@@ -118,14 +117,12 @@ func TestParams(t *testing.T) {
 	} {
 		assert.ErrorIs(t, err, verifiers.ErrParam, "%s: err = %v, want ErrParam", name, err)
 	}
-	assert.NoError(t, p.Only("f", "i", "b", "s", "n", "frac"), "Only(all) =")
-	if v, err := (verifiers.Params{"x": int64(7)}).Float("x", 0); err != nil || v != 7 {
-		t.Errorf("Float(int64) = %v, %v", v, err)
-	}
-	_, err := p.Float("s", 0)
-	if !strings.Contains(err.Error(), `params["s"]`) {
-		t.Errorf("error %q does not name the key", err)
-	}
+	assert.NoError(t, p.Only("f", "i", "b", "s", "n", "frac"), "Only(all)")
+	v, err = (verifiers.Params{"x": int64(7)}).Float("x", 0)
+	require.NoError(t, err, "Float(int64)")
+	assert.Equal(t, float64(7), v, "Float(int64)")
+	_, err = p.Float("s", 0)
+	assert.Contains(t, err.Error(), `params["s"]`, "the error names the key")
 }
 
 func second[T any](_ T, err error) error { return err }

@@ -95,16 +95,18 @@ func TestToBatchRejectsWrongTypeAndRank(t *testing.T) {
 	f64 := gtensor.New(gtensor.WithShape(2, 2), gtensor.WithBacking([]float64{1, 2, 3, 4}))
 	_, err := dense.ToBatch[float32](f64)
 	assert.Error(t, err, "float64 tensor read as float32")
-	if b, err := dense.ToBatch[float64](f64); err != nil || b.At(1, 0) != 3 {
-		t.Errorf("float64 tensor: %v, %v", b, err)
-	}
+	b, err := dense.ToBatch[float64](f64)
+	require.NoError(t, err, "float64 tensor: %v", b)
+	assert.Equal(t, float64(3), b.At(1, 0), "float64 tensor: %v", b)
 	cube := gtensor.New(gtensor.WithShape(2, 2, 2), gtensor.WithBacking(seq(8)))
 	_, err = dense.ToBatch[float32](cube)
 	assert.Error(t, err, "3-D tensor accepted")
 	vec := gtensor.New(gtensor.WithShape(5), gtensor.WithBacking(seq(5)))
-	if b, err := dense.ToBatch[float32](vec); err != nil || b.B != 1 || b.T != 5 || b.At(0, 4) != 4 {
-		t.Errorf("1-D tensor: %v, %v", b, err)
-	}
+	b32, err := dense.ToBatch[float32](vec)
+	require.NoError(t, err, "1-D tensor: %v", b32)
+	assert.Equal(t, 1, b32.B, "1-D tensor: %v", b32)
+	assert.Equal(t, 5, b32.T, "1-D tensor: %v", b32)
+	assert.Equal(t, float32(4), b32.At(0, 4), "1-D tensor: %v", b32)
 	_, err = dense.ToBatch[float32](nil)
 	assert.Error(t, err, "nil tensor accepted")
 	_, err = dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)})
