@@ -94,9 +94,7 @@ func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
 			t.Errorf("spread %g: σ_off %v below the floor, but not Floored", d, st.Std)
 		}
 	}
-	if math.Abs(adv[0]-10) > 1e-4 {
-		t.Errorf("spread 0: advantage %v, want (1 − 0)/0.1 = 10", adv[0])
-	}
+	assert.InDelta(t, 10, adv[0], 1e-4, "spread 0: advantage, want (1 − 0)/0.1 = 10")
 }
 
 func TestAdvantagesInPlace(t *testing.T) {

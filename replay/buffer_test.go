@@ -191,9 +191,7 @@ func TestCurriculum(t *testing.T) {
 			got, err := c.cur.Weights(c.progress)
 			require.NoError(t, err)
 			for i := range got {
-				if math.Abs(got[i]-c.want[i]) > 1e-12 {
-					t.Fatalf("Weights(%v) = %v, want %v", c.progress, got, c.want)
-				}
+				require.InDelta(t, c.want[i], got[i], 1e-12, "Weights(%v) = %v, want %v", c.progress, got, c.want)
 			}
 		})
 	}

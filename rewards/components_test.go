@@ -112,9 +112,8 @@ func TestSelfReward(t *testing.T) {
 
 func TestMeanTokenLikelihood(t *testing.T) {
 	got, err := rewards.MeanTokenLikelihood([]float32{0, float32(math.Log(0.5))})
-	if err != nil || math.Abs(got-0.75) > 1e-7 {
-		t.Errorf("MeanTokenLikelihood = %v, %v; want 0.75", got, err)
-	}
+	require.NoError(t, err, "MeanTokenLikelihood: want 0.75")
+	assert.InDelta(t, 0.75, got, 1e-7, "MeanTokenLikelihood: want 0.75")
 	for _, bad := range [][]float64{nil, {0.1}, {math.NaN()}, {math.Inf(-1)}} {
 		_, err := rewards.MeanTokenLikelihood(bad)
 		assert.Error(t, err, "MeanTokenLikelihood(%v) accepted", bad)

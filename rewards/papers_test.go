@@ -174,15 +174,18 @@ func TestScoreStructured(t *testing.T) {
 	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
 	const sentence = "The box is above the player."
 	s, err := rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["above player"]}`, truth)
-	if err != nil || math.Abs(s.F1-0.8) > 1e-12 || s.Penalty != 0 || s.Reward != s.F1 {
-		t.Fatalf("first time: %+v, %v", s, err)
-	}
+	require.NoError(t, err, "first time: %+v", s)
+	require.InDelta(t, 0.8, s.F1, 1e-12, "first time: %+v", s)
+	require.Equal(t, float64(0), s.Penalty, "first time: %+v", s)
+	require.Equal(t, s.F1, s.Reward, "first time: %+v", s)
 	tr.Record(sentence)
 	// The same sentence again with F1 = 0.5 < 0.7: −0.1.
 	s, err = rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["below player"]}`, truth)
-	if err != nil || math.Abs(s.F1-0.4) > 1e-12 || !s.Repeated || s.Penalty != -0.1 || math.Abs(s.Reward-0.3) > 1e-12 {
-		t.Fatalf("repeated and wrong: %+v, %v", s, err)
-	}
+	require.NoError(t, err, "repeated and wrong: %+v", s)
+	require.InDelta(t, 0.4, s.F1, 1e-12, "repeated and wrong: %+v", s)
+	require.True(t, s.Repeated, "repeated and wrong: %+v", s)
+	require.Equal(t, -0.1, s.Penalty, "repeated and wrong: %+v", s)
+	require.InDelta(t, 0.3, s.Reward, 1e-12, "repeated and wrong: %+v", s)
 	s, err = rewards.ScoreStructured(nil, sentence, "garbage", truth)
 	require.NoError(t, err, "unparseable dictionary: %+v; want F1 0", s)
 	assert.Equal(t, float64(0), s.F1, "unparseable dictionary: %+v; want F1 0", s)
@@ -205,9 +208,10 @@ func TestFixedIoU(t *testing.T) {
 	require.Len(t, st, 2, "stats")
 	for i := range want {
 		a, b := st[i], want[i]
-		if a.Source != b.Source || a.Count != b.Count || math.Abs(a.HitRate-b.HitRate) > 1e-12 || math.Abs(a.MeanIoU-b.MeanIoU) > 1e-12 {
-			t.Errorf("stats[%d] = %+v, want %+v", i, a, b)
-		}
+		assert.Equal(t, b.Source, a.Source, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.Equal(t, b.Count, a.Count, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.InDelta(t, b.HitRate, a.HitRate, 1e-12, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.InDelta(t, b.MeanIoU, a.MeanIoU, 1e-12, "stats[%d] = %+v, want %+v", i, a, b)
 	}
 	if m := rewards.FixedIoUMetrics("train", st); m["train/coco/fixed_iou_hit_rate"] != 2.0/3 {
 		t.Errorf("metrics %v", m)

@@ -113,9 +113,8 @@ func TestWeightsShape(t *testing.T) {
 		L := len(valid)
 		for k, i := range valid {
 			j := valid[L-1-k]
-			if math.Abs(p.Data[i]-p.Data[j]) > 1e-12 || math.Abs(q.Data[i]-q.Data[j]) > 1e-12 {
-				t.Fatalf("trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
-			}
+			require.InDelta(t, p.Data[j], p.Data[i], 1e-12, "trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
+			require.InDelta(t, q.Data[j], q.Data[i], 1e-12, "trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
 			if L > 1 && math.Abs(p.Data[i]+q.Data[i]-(2+lam)) > 1e-12 {
 				t.Fatalf("trial %d: parabolic %v + inverse %v at %d, want 2 + λ = %v", trial, p.Data[i], q.Data[i], k, 2+lam)
 			}

@@ -52,9 +52,8 @@ func TestTemporalIoU(t *testing.T) {
 		{"[1, 2] then <answer>[3, 7]</answer>", "[3, 7]", 1, true}, // the answer block wins
 	} {
 		res := verifyDefault(t, "temporal_iou", c.pred, c.ref, nil)
-		if math.Abs(res.Score-c.score) > 1e-12 || res.Correct != c.correct {
-			t.Errorf("temporal_iou(%q, %q) = %+v, want %v, %v", c.pred, c.ref, res, c.score, c.correct)
-		}
+		assert.InDelta(t, c.score, res.Score, 1e-12, "temporal_iou(%q, %q) = %+v", c.pred, c.ref, res)
+		assert.Equal(t, c.correct, res.Correct, "temporal_iou(%q, %q) = %+v", c.pred, c.ref, res)
 	}
 	res := verifyDefault(t, "temporal_iou", "[1, 4]", "[3, 7]", verifiers.Params{"threshold": 0.1})
 	assert.True(t, res.Correct, "threshold 0.1 does not accept IoU 1/6")
@@ -182,9 +181,8 @@ func TestStructuredF1(t *testing.T) {
 		{`{}`, 0, false},
 	} {
 		res := verifyDefault(t, "structured_f1", c.pred, gold, nil)
-		if math.Abs(res.Score-c.score) > 1e-12 || res.Correct != c.correct {
-			t.Errorf("structured_f1(%q) = %+v, want %v, %v", c.pred, res, c.score, c.correct)
-		}
+		assert.InDelta(t, c.score, res.Score, 1e-12, "structured_f1(%q) = %+v", c.pred, res)
+		assert.Equal(t, c.correct, res.Correct, "structured_f1(%q) = %+v", c.pred, res)
 	}
 	if res := verifyDefault(t, "structured_f1", "{}", "{}", nil); res.Score != 1 {
 		t.Errorf("empty against empty: %+v, want 1", res)

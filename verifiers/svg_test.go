@@ -72,9 +72,8 @@ func TestSSIM(t *testing.T) {
 	b := grayImage(16, 16, func(int, int) uint8 { return 150 })
 	got, err := verifiers.SSIM(a, b)
 	want := (2*100*150 + 6.5025) / (100*100 + 150*150 + 6.5025)
-	if err != nil || math.Abs(got-want) > 1e-12 {
-		t.Errorf("SSIM(constant 100, constant 150) = %v, %v; want %v", got, err, want)
-	}
+	require.NoError(t, err, "SSIM(constant 100, constant 150)")
+	assert.InDelta(t, want, got, 1e-12, "SSIM(constant 100, constant 150)")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, size := range [][2]int{{11, 11}, {23, 17}, {40, 12}, {7, 30}, {1, 5}, {3, 3}} {
 		w, h := size[0], size[1]
@@ -104,9 +103,9 @@ func TestSSIM(t *testing.T) {
 		}
 		return 255
 	})
-	if s, err := verifiers.SSIM(rgba, gray); err != nil || math.Abs(s-1) > 1e-12 {
-		t.Errorf("SSIM(RGBA, its gray) = %v, %v", s, err)
-	}
+	s, err := verifiers.SSIM(rgba, gray)
+	require.NoError(t, err, "SSIM(RGBA, its gray)")
+	assert.InDelta(t, 1, s, 1e-12, "SSIM(RGBA, its gray)")
 	_, err = verifiers.SSIM(a, grayImage(15, 16, func(int, int) uint8 { return 0 }))
 	assert.ErrorIs(t, err, tensor.ErrShape, "SSIM of different sizes")
 	_, err = verifiers.SSIM(nil, a)
