@@ -170,9 +170,9 @@ func TestVCRSOrderStatistics(t *testing.T) {
 		require.Equal(t, len(ms), v.Len(), "step %d: Len", step)
 		for _, q := range []float64{0, 0.25, 0.4, 0.75, 0.999, 1} {
 			got, err := v.Quantile(q)
-			if want := ms[min(int(q*float64(len(ms))), len(ms)-1)]; err != nil || got != want {
-				t.Fatalf("step %d: Quantile(%v) = %v, %v; want %v", step, q, got, err, want)
-			}
+			want := ms[min(int(q*float64(len(ms))), len(ms)-1)]
+			require.NoError(t, err, "step %d: Quantile(%v)", step, q)
+			require.Equal(t, want, got, "step %d: Quantile(%v)", step, q)
 		}
 		for q := range ref.rewards {
 			m, _, _ := v.Mean(q)

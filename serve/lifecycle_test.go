@@ -50,9 +50,10 @@ func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
 	var d slimeDetail
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"response": "x", "label": {"verifier": "slow"}}`)
 	decode(t, resp, &d)
-	if code != 200 || d.Reward != 0 || !d.Timeout || d.Reason == "" {
-		t.Errorf("slime with a timeout: %d %s", code, resp)
-	}
+	assert.Equal(t, 200, code, "slime with a timeout %s", resp)
+	assert.Equal(t, float64(0), d.Reward, "slime with a timeout %s", resp)
+	assert.True(t, d.Timeout, "slime with a timeout %s", resp)
+	assert.NotEmpty(t, d.Reason, "slime with a timeout %s", resp)
 	// A verifier that stops itself at its own budget counts the same.
 	code, resp = post(t, ts.URL+"/verify", `{"items": [{"verifier": "selfstop", "pred": "x"}]}`)
 	got = verifyAnswer{}

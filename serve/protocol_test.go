@@ -127,9 +127,9 @@ func TestOpenRLHFLabelThatLooksLikeJSONStaysAGold(t *testing.T) {
 	s, _ := newTest(t, nil)
 	for _, label := range []string{`"{1, 2}"`, `"{\"a\": 1}"`, `"[0, 0, 10, 10]"`} {
 		c, err := s.resolveLabel([]byte(label))
-		if err != nil || c.verifier != "math" || c.gold == "" {
-			t.Errorf("label %s: %+v, %v", label, c, err)
-		}
+		require.NoError(t, err, "label %s: %+v", label, c)
+		assert.Equal(t, "math", c.verifier, "label %s: %+v", label, c)
+		assert.NotEmpty(t, c.gold, "label %s: %+v", label, c)
 	}
 	c, err := s.resolveLabel([]byte(`{"gold": 42}`))
 	require.NoError(t, err, "object label with a numeric gold: %+v", c)
@@ -151,9 +151,12 @@ func TestSlimeNumberAndDetail(t *testing.T) {
 	var d slimeDetail
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "It is \\boxed{2}.", "label": 2}`)
 	decode(t, resp, &d)
-	if code != http.StatusOK || d.Reward != 1 || !d.Correct || d.Timeout || d.Verifier != "math" || d.Parsed == "" {
-		t.Errorf("detail: %d %s", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "detail %s", resp)
+	assert.Equal(t, float64(1), d.Reward, "detail %s", resp)
+	assert.True(t, d.Correct, "detail %s", resp)
+	assert.False(t, d.Timeout, "detail %s", resp)
+	assert.Equal(t, "math", d.Verifier, "detail %s", resp)
+	assert.NotEmpty(t, d.Parsed, "detail %s", resp)
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "x", "label": {"verifier": "panic"}}`)
 	d = slimeDetail{}
 	decode(t, resp, &d)

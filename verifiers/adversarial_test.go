@@ -45,9 +45,8 @@ func TestAdversarial(t *testing.T) {
 	for line := 1; sc.Scan(); line++ {
 		var c adversarialCase
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &c), "line %d", line)
-		if c.Category == "" || c.Why == "" {
-			t.Fatalf("line %d: every case needs a category and a reason", line)
-		}
+		require.NotEmpty(t, c.Category, "line %d: every case needs a category and a reason", line)
+		require.NotEmpty(t, c.Why, "line %d: every case needs a category and a reason", line)
 		n++
 		tl := byCat[c.Category]
 		if tl == nil {

@@ -23,9 +23,10 @@ func TestCancelledContextPrefix(t *testing.T) {
 		v, err := verifiers.New(name, nil)
 		require.NoError(t, err)
 		_, err = v.Verify(ctx, "A", "A")
-		if want := "verifiers: " + name + ": context canceled"; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
-			t.Errorf("%s on a cancelled context: %v, want %q wrapping context.Canceled", name, err, want)
-		}
+		want := "verifiers: " + name + ": context canceled"
+		require.Error(t, err, "%s on a cancelled context, wrapping context.Canceled", name)
+		assert.Equal(t, want, err.Error(), "%s on a cancelled context, wrapping context.Canceled", name)
+		assert.ErrorIs(t, err, context.Canceled, "%s on a cancelled context, wrapping context.Canceled", name)
 	}
 }
 
@@ -156,9 +157,9 @@ func TestMathArgumentOrder(t *testing.T) {
 	v, err := verifiers.New("math", nil)
 	require.NoError(t, err)
 	res, err := v.Verify(context.Background(), response, reference)
-	if err != nil || res.Correct || res.Reason == "" {
-		t.Errorf("Verify(response, reference) = %+v, %v; want 0 with a reason", res, err)
-	}
+	require.NoError(t, err, "Verify(response, reference) = %+v; want 0 with a reason", res)
+	assert.False(t, res.Correct, "Verify(response, reference) = %+v; want 0 with a reason", res)
+	assert.NotEmpty(t, res.Reason, "Verify(response, reference) = %+v; want 0 with a reason", res)
 	if swapped, _ := v.Verify(context.Background(), reference, response); !swapped.Correct {
 		t.Fatalf("the swapped call scores %+v; this test no longer tells the orders apart", swapped)
 	}

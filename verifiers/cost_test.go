@@ -176,9 +176,10 @@ func TestDeadlineIsAVerdict(t *testing.T) {
 			pred = "<think>a</think><answer>b</answer>"
 		}
 		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], nil)
-		if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
-			t.Errorf("%s past its deadline: %+v, %v; want a timeout verdict", name, res, err)
-		}
+		require.NoError(t, err, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.True(t, res.Timeout, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.Equal(t, float64(0), res.Score, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.NotEmpty(t, res.Reason, "%s past its deadline: %+v; want a timeout verdict", name, res)
 		_, err = verifiers.Default.Verify(cancelled, name, pred, validRefs[name], nil)
 		assert.ErrorIs(t, err, context.Canceled, "%s with a cancelled context: %v; want context.Canceled", name, err)
 	}

@@ -80,9 +80,9 @@ func TestSSIM(t *testing.T) {
 		x := grayImage(w, h, func(int, int) uint8 { return uint8(rng.IntN(256)) })
 		y := grayImage(w, h, func(i, j int) uint8 { return uint8(min(255, int(x.GrayAt(i, j).Y)/2+rng.IntN(128))) })
 		got, err := verifiers.SSIM(x, y)
-		if want := naiveSSIM(x, y); err != nil || math.Abs(got-want) > 1e-9 {
-			t.Errorf("%d×%d: SSIM = %v, %v; naive %v", w, h, got, err, want)
-		}
+		want := naiveSSIM(x, y)
+		require.NoError(t, err, "%d×%d: SSIM naive", w, h)
+		assert.InDelta(t, want, got, 1e-9, "%d×%d: SSIM naive", w, h)
 		if self, _ := verifiers.SSIM(x, x); math.Abs(self-1) > 1e-12 {
 			t.Errorf("%d×%d: SSIM(x, x) = %v", w, h, self)
 		}
@@ -167,9 +167,11 @@ func TestSVG(t *testing.T) {
 	assert.ErrorIs(t, err, verifiers.ErrSyntax, "unrenderable reference")
 	// Without a renderer (the Default registry's "svg") the image term is
 	// 0: an identical answer scores 0.5 from code overlap, with a reason.
-	if res, err := verifiers.Default.Verify(ctx, "svg", ref, ref, nil); err != nil || res.Score != 0.5 || res.Correct || res.Reason == "" {
-		t.Errorf("no renderer: %+v, %v", res, err)
-	}
+	res, err = verifiers.Default.Verify(ctx, "svg", ref, ref, nil)
+	require.NoError(t, err, "no renderer: %+v", res)
+	assert.Equal(t, 0.5, res.Score, "no renderer: %+v", res)
+	assert.False(t, res.Correct, "no renderer: %+v", res)
+	assert.NotEmpty(t, res.Reason, "no renderer: %+v", res)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	_, err = v.Verify(cancelled, ref, ref, nil)

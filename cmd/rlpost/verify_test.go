@@ -134,9 +134,9 @@ func TestVerifyLongLinesAndEOF(t *testing.T) {
 	// Exactly at the limit is fine; one byte over is not.
 	at := `{"verifier":"format","pred":"` + strings.Repeat("y", 100-len(`{"verifier":"format","pred":""}`)) + `"}`
 	outs, _, _ = runVerify(t, at+"\r\n"+at+"z\n")
-	if len(outs) != 2 || outs[0].Error != "" || outs[1].Error == "" {
-		t.Errorf("at the limit: %+v", outs)
-	}
+	assert.Len(t, outs, 2, "at the limit")
+	assert.Equal(t, "", outs[0].Error, "at the limit")
+	assert.NotEmpty(t, outs[1].Error, "at the limit")
 	if outs, code, _ := runVerify(t, ""); code != 0 || len(outs) != 0 {
 		t.Errorf("empty input: exit %d, %d lines", code, len(outs))
 	}

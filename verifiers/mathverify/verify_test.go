@@ -208,9 +208,10 @@ func TestTimeout(t *testing.T) {
 	o.Timeout = time.Millisecond
 	start := time.Now()
 	res, err := Verify(context.Background(), "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
-	if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
-		t.Fatalf("Verify with a 1 ms budget on 10⁸ terms = %+v, %v; want a timeout verdict of 0 with a reason", res, err)
-	}
+	require.NoError(t, err, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.True(t, res.Timeout, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.Equal(t, float64(0), res.Score, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.NotEmpty(t, res.Reason, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
 	if el := time.Since(start); el > time.Second {
 		t.Errorf("a 1 ms budget took %v", el)
 	}
@@ -296,9 +297,9 @@ func TestArgumentOrder(t *testing.T) {
 	const response, reference = "I computed 2+2 and got 4", "4"
 	res, err := v.Verify(context.Background(), response, reference)
 	require.NoError(t, err)
-	if res.Correct || res.Reason == "" || res.Gold != "4" {
-		t.Errorf("Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
-	}
+	assert.False(t, res.Correct, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
+	assert.NotEmpty(t, res.Reason, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
+	assert.Equal(t, "4", res.Gold, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
 	swapped, err := v.Verify(context.Background(), reference, response)
 	require.NoError(t, err)
 	require.True(t, swapped.Correct, "the swapped call scores %+v; this test no longer tells the orders apart", swapped)
