@@ -198,9 +198,7 @@ func TestSaveAndLoadFile(t *testing.T) {
 	b := rich(t)
 	require.NoError(t, b.SaveFile(path))
 	b.Add(exp(1, 1, 59))
-	if err := b.SaveFile(path); err != nil { // over the previous one
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path)) // over the previous one
 	c, err := replay.LoadFile(path)
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(snapshot(t, b), snapshot(t, c)), "loaded buffer differs")

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -258,9 +257,7 @@ func TestVCRSErrors(t *testing.T) {
 		{"histogram lo = hi", newVCRS(t, 2, 2).Histogram(make([]int, 2), 1, 1), tensor.ErrRange},
 		{"histogram Inf", newVCRS(t, 2, 2).Histogram(make([]int, 2), 0, math.Inf(1)), tensor.ErrRange},
 	} {
-		if !errors.Is(c.err, c.kind) {
-			t.Errorf("%s: %v, want %v", c.name, c.err, c.kind)
-		}
+		assert.ErrorIs(t, c.err, c.kind, c.name)
 	}
 	if _, ok := newVCRS(t, 2, 2).Position(5); ok {
 		t.Error("Position of an untracked prompt is ok")

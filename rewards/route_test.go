@@ -3,7 +3,6 @@ package rewards_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -172,9 +171,7 @@ func TestRouteCancellation(t *testing.T) {
 		t.Errorf("%d samples started after cancellation", n)
 	}
 	for i, o := range out {
-		if !errors.Is(o.Err, context.Canceled) {
-			t.Fatalf("sample %d: %+v", i, o)
-		}
+		require.ErrorIs(t, o.Err, context.Canceled, "sample %d: %+v", i, o)
 	}
 	if s := diag.Snapshot(); len(s) != 0 {
 		t.Errorf("cancelled samples recorded: %+v", s)

@@ -173,9 +173,8 @@ func TestParseCurve(t *testing.T) {
 		require.NoError(t, err, "ParseShape(%q)", s.String())
 		assert.Equal(t, s, old, "ParseShape(%q)", s.String())
 	}
-	if _, err := tas.ParseCurve("linear"); err == nil {
-		t.Error(`ParseCurve("linear") succeeded`)
-	}
+	_, err := tas.ParseCurve("linear")
+	assert.Error(t, err, `ParseCurve("linear") succeeded`)
 	if s := tas.Curve(9).String(); s != "Curve(9)" {
 		t.Errorf("Curve(9).String() = %q", s)
 	}

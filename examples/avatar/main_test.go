@@ -33,9 +33,7 @@ func TestDeterministic(t *testing.T) {
 // accuracy and the zero-advantage fraction.
 func TestQuickPrintsJSONLast(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := run([]string{"-quick", "-steps", "3", "-png", ""}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
+	require.NoError(t, run([]string{"-quick", "-steps", "3", "-png", ""}, &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "3 seeds", "-quick did not run 3 seeds")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	last := lines[len(lines)-1]

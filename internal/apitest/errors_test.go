@@ -2,7 +2,6 @@ package apitest
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -178,22 +177,14 @@ func TestErrorDiscipline(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.Is(c.err, c.kind) {
-				t.Errorf("errors.Is(%q, %v) is false", c.err, c.kind)
-			}
-			if !strings.HasPrefix(c.err.Error(), c.prefix) {
-				t.Errorf("%q does not start with %q", c.err, c.prefix)
-			}
+			require.Error(t, c.err)
+			assert.ErrorIs(t, c.err, c.kind)
+			assert.True(t, strings.HasPrefix(c.err.Error(), c.prefix), "%q does not start with %q", c.err, c.prefix)
 			var ae *tensor.ArgError
 			if c.arg == "" {
 				return
 			}
-			if !errors.As(c.err, &ae) {
-				t.Fatalf("%q is not a *tensor.ArgError", c.err)
-			}
+			require.ErrorAs(t, c.err, &ae)
 			assert.Equal(t, c.arg, ae.Arg, "%q: Arg", c.err)
 		})
 	}

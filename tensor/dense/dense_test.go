@@ -1,7 +1,6 @@
 package dense_test
 
 import (
-	"errors"
 	"testing"
 
 	gtensor "gorgonia.org/tensor"
@@ -67,11 +66,9 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.d.(*gtensor.Dense)
-			if _, err := dense.ToBatch[float32](d); err == nil {
-				t.Fatal("ToBatch accepted a tensor whose backing is not its elements")
-			} else if !errors.Is(err, tensor.ErrShape) {
-				t.Fatalf("error %v is not tensor.ErrShape", err)
-			}
+			_, err := dense.ToBatch[float32](d)
+			require.Error(t, err, "ToBatch accepted a tensor whose backing is not its elements")
+			require.ErrorIs(t, err, tensor.ErrShape)
 			got, err := dense.CopyToBatch[float32](d)
 			require.NoError(t, err)
 			require.Equal(t, c.b, got.B, "shape")
