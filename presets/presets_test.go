@@ -12,6 +12,8 @@ import (
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // knob is one setting and the value its paper states (or, marked chosen,
@@ -71,21 +73,14 @@ func TestAVATAR(t *testing.T) {
 		{{"format", 0.2}, {"acc", 0.4}, {"judge", 0.4}},
 	}
 	for s, terms := range want {
-		if len(p.Stages[s]) != len(terms) {
-			t.Fatalf("stage S%d = %v (Table 1)", s+1, p.Stages[s])
-		}
+		require.Equal(t, len(terms), len(p.Stages[s]), "stage S%d = %v (Table 1)", s+1, p.Stages[s])
 		for i, w := range terms {
-			if p.Stages[s][i].Name != w[0] || p.Stages[s][i].Weight != w[1] {
-				t.Errorf("stage S%d term %d = %v, Table 1 has %v", s+1, i, p.Stages[s][i], w)
-			}
+			assert.Equal(t, w[0], p.Stages[s][i].Name, "stage S%d term %d = %v, Table 1 has %v", s+1, i, p.Stages[s][i], w)
+			assert.Equal(t, w[1], p.Stages[s][i].Weight, "stage S%d term %d = %v, Table 1 has %v", s+1, i, p.Stages[s][i], w)
 		}
 	}
-	if err := o.Validate(); err != nil {
-		t.Error(err)
-	}
-	if err := p.Buffer.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, o.Validate())
+	assert.NoError(t, p.Buffer.Validate())
 }
 
 func TestAPPO(t *testing.T) {
@@ -116,9 +111,7 @@ func TestAPPO(t *testing.T) {
 		{"top-p (§7)", p.TopP, 1.0, false},
 		{"max response tokens (§7)", p.MaxResponseTokens, 512, false},
 	})
-	if err := p.Weights.Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, p.Weights.Validate())
 }
 
 func TestLLaVAOneVision15(t *testing.T) {
@@ -150,18 +143,16 @@ func TestLLaVAOneVision15(t *testing.T) {
 	// The worked example: rewards 1, 1, 1, 0.5, 0 → mean 0.70, std 0.41
 	// (population 0.400, printed rounded up).
 	adv := make([]float64, 5)
-	if _, err := grpo.Advantages(adv, []float64{1, 1, 1, 0.5, 0}, grpo.Contiguous(5), p.Advantage); err != nil {
-		t.Fatal(err)
-	}
+	_, err := grpo.Advantages(adv, []float64{1, 1, 1, 0.5, 0}, grpo.Contiguous(5), p.Advantage)
+	require.NoError(t, err)
 	if a := adv[0]; a < 0.72 || a > 0.76 {
 		t.Errorf("A for r = 1: %v, the write-up prints +0.73", a)
 	}
 	if a := adv[4]; a < -1.76 || a > -1.70 {
 		t.Errorf("A for r = 0: %v, the write-up prints −1.71", a)
 	}
-	if _, err := verifiers.New(p.FormatVerifier, nil); err != nil {
-		t.Error(err)
-	}
+	_, err = verifiers.New(p.FormatVerifier, nil)
+	assert.NoError(t, err)
 }
 
 func TestVTriune(t *testing.T) {
@@ -194,9 +185,7 @@ func TestVTriune(t *testing.T) {
 	if r := p.Route.Combine(1, 1); r != 1.1 {
 		t.Errorf("Combine(1, 1) = %v, want 1.1", r)
 	}
-	if verifiers.FormatTags("<think>a</think><answer>b</answer>") != 1 {
-		t.Error("Eq. 2 format reward")
-	}
+	assert.Equal(t, float64(1), verifiers.FormatTags("<think>a</think><answer>b</answer>"), "Eq. 2 format reward")
 }
 
 func TestVAGEN(t *testing.T) {
@@ -228,10 +217,6 @@ func TestVAGEN(t *testing.T) {
 		{"temperature (Table 22)", p.Temperature, 0.7, false},
 		{"top-p (Table 22)", p.TopP, 0.95, false},
 	})
-	if err := p.GAE.Validate(); err != nil {
-		t.Error(err)
-	}
-	if p.Turn != rewards.VAGENTurnConfig() {
-		t.Errorf("Turn %+v differs from rewards.VAGENTurnConfig", p.Turn)
-	}
+	assert.NoError(t, p.GAE.Validate())
+	assert.Equal(t, rewards.VAGENTurnConfig(), p.Turn, "Turn differs from rewards.VAGENTurnConfig")
 }

@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -12,25 +11,22 @@ import (
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAdvantagesGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "offpolicy_advantages") {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
 			rewards, baselines, cfg, err := conform.DecodeOffPolicyAdvantages(c.Request)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var want struct {
 				Advantages []float64 `json:"advantages"`
 			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
 			adv := make([]float64, len(rewards))
-			if _, err := replay.Advantages(adv, rewards, baselines, cfg); err != nil {
-				t.Fatal(err)
-			}
+			_, err = replay.Advantages(adv, rewards, baselines, cfg)
+			require.NoError(t, err)
 			golden.CheckVec(t, "float64 advantages", adv, want.Advantages)
 
 			r32, b32 := make([]float32, len(rewards)), make([]float32, len(rewards))
@@ -38,9 +34,8 @@ func TestAdvantagesGolden(t *testing.T) {
 				r32[i], b32[i] = float32(rewards[i]), float32(baselines[i])
 			}
 			adv32 := make([]float32, len(rewards))
-			if _, err := replay.Advantages(adv32, r32, b32, cfg); err != nil {
-				t.Fatal(err)
-			}
+			_, err = replay.Advantages(adv32, r32, b32, cfg)
+			require.NoError(t, err)
 			got := make([]float64, len(adv32))
 			for i, a := range adv32 {
 				got[i] = float64(a)
@@ -74,13 +69,11 @@ func TestAdvantagesByHand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			adv := make([]float64, len(c.rewards))
 			st, err := replay.Advantages(adv, c.rewards, c.baselines, replay.AdvantageConfig{Eps: c.eps})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckVec(t, "advantages", adv, c.want)
-			if st.Floored != c.floored || st.Nonzero != c.nonzero || st.N != len(c.rewards) {
-				t.Errorf("stats %+v, want Floored %v and %d non-zero", st, c.floored, c.nonzero)
-			}
+			assert.Equal(t, c.floored, st.Floored, "stats %+v, want Floored and non-zero", st)
+			assert.Equal(t, c.nonzero, st.Nonzero, "stats %+v, want Floored and non-zero", st)
+			assert.Equal(t, len(c.rewards), st.N, "stats %+v, want Floored and non-zero", st)
 		})
 	}
 }
@@ -92,40 +85,28 @@ func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
 	adv := make([]float64, 2)
 	for _, d := range []float64{1, 0.1, 1e-3, 1e-6, 1e-12, 0} {
 		st, err := replay.Advantages(adv, []float64{1, 1 + d}, []float64{0, 0}, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		bound := (1 + d) / cfg.StdFloor
 		for i, a := range adv {
-			if math.Abs(a) > bound+1e-9 {
-				t.Fatalf("spread %g: advantage %d = %v exceeds the bound %v", d, i, a, bound)
-			}
+			require.LessOrEqual(t, math.Abs(a), bound+1e-9, "spread %g: advantage %d = %v exceeds the bound %v", d, i, a, bound)
 		}
 		if d <= 0.01 && !st.Floored {
 			t.Errorf("spread %g: σ_off %v below the floor, but not Floored", d, st.Std)
 		}
 	}
-	if math.Abs(adv[0]-10) > 1e-4 {
-		t.Errorf("spread 0: advantage %v, want (1 − 0)/0.1 = 10", adv[0])
-	}
+	assert.InDelta(t, 10, adv[0], 1e-4, "spread 0: advantage, want (1 − 0)/0.1 = 10")
 }
 
 func TestAdvantagesInPlace(t *testing.T) {
 	r := []float32{0, 1, 2}
 	b := []float32{0.5, 0.5, 0.5}
-	if _, err := replay.Advantages(r, r, b, replay.AdvantageConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(r) != "[-0.5 0.5 1.5]" {
-		t.Errorf("dst = rewards: %v", r)
-	}
+	_, err := replay.Advantages(r, r, b, replay.AdvantageConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, "[-0.5 0.5 1.5]", fmt.Sprint(r), "dst = rewards: %v", r)
 	r = []float32{0, 1, 2}
-	if _, err := replay.Advantages(b, r, b, replay.AdvantageConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(b) != "[-0.5 0.5 1.5]" {
-		t.Errorf("dst = baselines: %v", b)
-	}
+	_, err = replay.Advantages(b, r, b, replay.AdvantageConfig{})
+	require.NoError(t, err)
+	assert.Equal(t, "[-0.5 0.5 1.5]", fmt.Sprint(b), "dst = baselines: %v", b)
 }
 
 func TestAdvantagesErrors(t *testing.T) {
@@ -149,16 +130,13 @@ func TestAdvantagesErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := replay.Advantages(c.dst, c.rewards, c.base, replay.AdvantageConfig{Eps: c.eps})
-			if !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
-				t.Errorf("err = %v, want %v naming %q", err, c.kind, c.arg)
-			}
+			require.ErrorIs(t, err, c.kind, "err naming %q", c.arg)
+			assert.True(t, containsArg(err, c.arg), "err naming %q", c.arg)
 		})
 	}
 	// A float64 advantage that float32 cannot hold.
 	_, err := replay.Advantages(make([]float32, 1), []float32{3e38}, []float32{-3e38}, replay.AdvantageConfig{})
-	if !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("float32 overflow: %v", err)
-	}
+	assert.ErrorIs(t, err, tensor.ErrRange, "float32 overflow: %v", err)
 }
 
 // containsArg reports whether err names arg (with its index, if any).

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func newBuffer(t testing.TB, f func(*replay.Config)) *replay.Buffer {
@@ -20,9 +21,7 @@ func newBuffer(t testing.TB, f func(*replay.Config)) *replay.Buffer {
 		f(&cfg)
 	}
 	b, err := replay.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -33,9 +32,7 @@ func exp(prompt uint64, reward float64, version int64) replay.Experience {
 func add(t testing.TB, b *replay.Buffer, e replay.Experience) replay.Receipt {
 	t.Helper()
 	r, err := b.Add(e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 
@@ -44,9 +41,7 @@ func add(t testing.TB, b *replay.Buffer, e replay.Experience) replay.Receipt {
 func scripted(t testing.TB, b *replay.Buffer) {
 	t.Helper()
 	for p := range uint64(20) {
-		if err := b.Observe(p, float64(p)/19); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(p, float64(p)/19))
 	}
 }
 
@@ -70,13 +65,10 @@ func TestTierAssignment(t *testing.T) {
 		}
 	}
 	st := b.Stats()
-	if st.Len != [3]int{5, 7, 8} {
-		t.Errorf("tier sizes %v, want [5 7 8]", st.Len)
-	}
+	assert.Equal(t, [3]int{5, 7, 8}, st.Len, "tier sizes, want [5 7 8]")
 	// The cuts: R̄ of rank ⌊0.4·20⌋ = 8 and ⌊0.75·20⌋ = 15.
-	if st.HardBelow != 8.0/19 || st.EasyFrom != 15.0/19 {
-		t.Errorf("cuts %v %v, want 8/19 and 15/19", st.HardBelow, st.EasyFrom)
-	}
+	assert.Equal(t, 8.0/19, st.HardBelow, "cuts, want 8/19 and 15/19")
+	assert.Equal(t, 15.0/19, st.EasyFrom, "cuts, want 8/19 and 15/19")
 }
 
 // TestPromotion: prompt 0 starts last (R̄ 0 over two rewards) and then
@@ -88,15 +80,11 @@ func TestPromotion(t *testing.T) {
 	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 100, 4 })
 	scripted(t, b)
 	first := add(t, b, exp(0, 0, 0))
-	if first.Tier != replay.Hard {
-		t.Fatalf("prompt 0 starts in %v", first.Tier)
-	}
+	require.Equal(t, replay.Hard, first.Tier, "prompt 0 starts in")
 	for i, want := range []replay.Tier{replay.Hard, replay.Medium, replay.Medium, replay.Easy} {
 		r := add(t, b, exp(0, 1, 0))
 		m, _, _ := b.Baseline(0)
-		if r.Tier != want {
-			t.Errorf("success %d (R̄ %.3f): %v, want %v", i+1, m, r.Tier, want)
-		}
+		assert.Equal(t, want, r.Tier, "success %d (R̄ %.3f)", i+1, m)
 	}
 	for p, want := range map[uint64]replay.Tier{1: replay.Hard, 8: replay.Hard, 9: replay.Medium, 15: replay.Medium, 16: replay.Easy} {
 		if got, ok := b.TierOf(p); !ok || got != want {
@@ -121,13 +109,10 @@ func TestAddGroupSharesTier(t *testing.T) {
 	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 100, 4 })
 	scripted(t, b)
 	rs := make([]replay.Receipt, 4)
-	if err := b.AddGroup(rs, group); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.AddGroup(rs, group))
 	for i, r := range rs {
-		if r.Tier != replay.Easy || r.ID != uint64(i) {
-			t.Errorf("receipt %d: %+v, want Easy with id %d", i, r, i)
-		}
+		assert.Equal(t, replay.Easy, r.Tier, "receipt %d: %+v, want Easy with id %d", i, r, i)
+		assert.Equal(t, uint64(i), r.ID, "receipt %d: %+v, want Easy with id %d", i, r, i)
 	}
 	b2 := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window = 100, 4 })
 	scripted(t, b2)
@@ -158,13 +143,14 @@ func TestEvictionOrder(t *testing.T) {
 	}
 	st := b.Stats()
 	c := st.Capacity[tier]
-	if st.Len[tier] != c || int(st.Evicted[tier]) != 9-c || len(dropped) != 9-c {
-		t.Fatalf("%v tier: len %d evicted %d dropped %d, want %d, %d, %d", tier, st.Len[tier], st.Evicted[tier], len(dropped), c, 9-c, 9-c)
-	}
+	require.Equal(t, c, st.Len[tier], "%v tier: len evicted %d dropped", tier, st.Evicted[tier])
+	require.Equal(t, 9-c, int(st.Evicted[tier]), "%v tier: len evicted %d dropped", tier, st.Evicted[tier])
+	require.Equal(t, 9-c, len(dropped), "%v tier: len evicted %d dropped", tier, st.Evicted[tier])
 	for i, d := range dropped {
-		if d.ID != uint64(i) || d.Reason != replay.Evicted || d.Tier != tier || d.Version != int64(i) {
-			t.Errorf("drop %d: id %d %v from %v (version %d), want id %d evicted", i, d.ID, d.Reason, d.Tier, d.Version, i)
-		}
+		assert.Equal(t, uint64(i), d.ID, "drop %d: id from (version), want id %d evicted", i, i)
+		assert.Equal(t, replay.Evicted, d.Reason, "drop %d: id from (version), want id %d evicted", i, i)
+		assert.Equal(t, tier, d.Tier, "drop %d: id from (version), want id %d evicted", i, i)
+		assert.Equal(t, int64(i), d.Version, "drop %d: id from (version), want id %d evicted", i, i)
 	}
 	var ids []uint64
 	for _, e := range b.Entries(nil) {
@@ -174,9 +160,7 @@ func TestEvictionOrder(t *testing.T) {
 	for id := uint64(9 - c); id < 9; id++ {
 		want = append(want, id)
 	}
-	if !slices.Equal(ids, want) {
-		t.Errorf("held %v, want the newest %v in order", ids, want)
-	}
+	assert.True(t, slices.Equal(ids, want), "held %v, want the newest %v in order", ids, want)
 }
 
 func TestCurriculum(t *testing.T) {
@@ -205,13 +189,9 @@ func TestCurriculum(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := c.cur.Weights(c.progress)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for i := range got {
-				if math.Abs(got[i]-c.want[i]) > 1e-12 {
-					t.Fatalf("Weights(%v) = %v, want %v", c.progress, got, c.want)
-				}
+				require.InDelta(t, c.want[i], got[i], 1e-12, "Weights(%v) = %v, want %v", c.progress, got, c.want)
 			}
 		})
 	}
@@ -227,9 +207,8 @@ func TestCurriculum(t *testing.T) {
 		{"negative weight", replay.Curriculum{Points: []replay.CurriculumPoint{{0, w(1, -1, 1)}}}, 0},
 		{"all zero", replay.Curriculum{Points: []replay.CurriculumPoint{{0, w(0, 0, 0)}}}, 0},
 	} {
-		if _, err := c.cur.Weights(c.progress); err == nil {
-			t.Errorf("%s: no error", c.name)
-		}
+		_, err := c.cur.Weights(c.progress)
+		assert.Error(t, err, "%s: no error", c.name)
 	}
 }
 
@@ -268,9 +247,8 @@ func TestSampleFollowsWeights(t *testing.T) {
 			const draws = 20000
 			for range draws / 4 {
 				n, err := b.Sample(dst, rng, replay.SampleOptions{Weights: c.w, Replace: true})
-				if err != nil || n != 4 {
-					t.Fatalf("Sample: %d, %v", n, err)
-				}
+				require.NoError(t, err, "Sample")
+				require.Equal(t, 4, n, "Sample")
 				for _, s := range dst {
 					counts[s.Tier]++
 				}
@@ -296,18 +274,16 @@ func TestSampleWithoutReplacement(t *testing.T) {
 	dst := make([]replay.Sampled, 2)
 	const rounds = 30000
 	for range rounds {
-		if n, err := b.Sample(dst, rng, replay.SampleOptions{}); n != 2 || err != nil {
-			t.Fatalf("Sample: %d, %v", n, err)
-		}
+		n, err := b.Sample(dst, rng, replay.SampleOptions{})
+		require.Equal(t, 2, n, "Sample")
+		require.NoError(t, err, "Sample")
 		a, c := dst[0].ID, dst[1].ID
 		if a == c {
 			t.Fatalf("drew %d twice", a)
 		}
 		pairs[[2]uint64{min(a, c), max(a, c)}]++
 	}
-	if len(pairs) != 6 {
-		t.Fatalf("%d distinct pairs, want 6", len(pairs))
-	}
+	require.Len(t, pairs, 6, "%d distinct pairs, want 6", len(pairs))
 	for p, n := range pairs {
 		if got := float64(n) / rounds; math.Abs(got-1.0/6) > 0.012 {
 			t.Errorf("pair %v drawn %.3f of the time, want 1/6", p, got)
@@ -319,22 +295,22 @@ func TestSampleWithoutReplacement(t *testing.T) {
 	for _, s := range big[:n] {
 		ids[s.ID] = true
 	}
-	if err != nil || n != 4 || len(ids) != 4 {
-		t.Errorf("K = 10 from 4: %d drawn, %d distinct, %v", n, len(ids), err)
-	}
+	require.NoError(t, err, "K = 10 from 4 drawn, %d distinct", len(ids))
+	assert.Equal(t, 4, n, "K = 10 from 4 drawn, %d distinct", len(ids))
+	assert.Len(t, ids, 4, "K = 10 from 4 drawn, %d distinct", len(ids))
 	if n, _ := b.Sample(big, rng, replay.SampleOptions{Replace: true}); n != 10 {
 		t.Errorf("with replacement drew %d of 10", n)
 	}
 	// Weight only on empty tiers: nothing to draw.
 	w := replay.TierWeights{}
 	w[(dst[0].Tier+1)%3] = 1
-	if n, err := b.Sample(big, rng, replay.SampleOptions{Weights: w}); n != 0 || err != nil {
-		t.Errorf("weights on empty tiers: %d drawn, %v", n, err)
-	}
+	n, err = b.Sample(big, rng, replay.SampleOptions{Weights: w})
+	assert.Equal(t, 0, n, "weights on empty tiers drawn")
+	assert.NoError(t, err, "weights on empty tiers drawn")
 	empty := newBuffer(t, nil)
-	if n, err := empty.Sample(big, rng, replay.SampleOptions{Replace: true}); n != 0 || err != nil {
-		t.Errorf("empty buffer: %d drawn, %v", n, err)
-	}
+	n, err = empty.Sample(big, rng, replay.SampleOptions{Replace: true})
+	assert.Equal(t, 0, n, "empty buffer drawn")
+	assert.NoError(t, err, "empty buffer drawn")
 }
 
 // TestSampleDeterministic: equal buffers and equal seeds give equal draws.
@@ -347,9 +323,7 @@ func TestSampleDeterministic(t *testing.T) {
 		for i := range 50 {
 			w, _ := replay.DefaultCurriculum().Weights(float64(i) / 50)
 			n, err := b.Sample(dst, rng, replay.SampleOptions{Weights: w, Replace: i%2 == 0})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, s := range dst[:n] {
 				ids = append(ids, s.ID)
 			}
@@ -357,9 +331,7 @@ func TestSampleDeterministic(t *testing.T) {
 		return ids
 	}
 	a, c := draw(), draw()
-	if !slices.Equal(a, c) {
-		t.Error("two runs with the same seed drew differently")
-	}
+	assert.True(t, slices.Equal(a, c), "two runs with the same seed drew differently")
 }
 
 // TestStaleness: with η = 2, SetVersion(4) drops versions 0 and 1, a late
@@ -372,9 +344,7 @@ func TestStaleness(t *testing.T) {
 	for v := range int64(4) {
 		add(t, b, exp(uint64(v), 0.5, v))
 	}
-	if err := b.SetVersion(4); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SetVersion(4))
 	if r := add(t, b, exp(9, 0.5, 1)); !r.Stale {
 		t.Error("a version-1 experience at version 4 was accepted")
 	}
@@ -386,9 +356,10 @@ func TestStaleness(t *testing.T) {
 	}
 	st := b.Stats()
 	expired := st.Expired[0] + st.Expired[1] + st.Expired[2]
-	if expired != 2 || st.StaleOnArrival != 1 || b.Len() != 3 || st.Offered != 6 {
-		t.Errorf("expired %d, stale on arrival %d, len %d, offered %d; want 2, 1, 3, 6", expired, st.StaleOnArrival, b.Len(), st.Offered)
-	}
+	assert.Equal(t, uint64(2), expired, "expired, stale on arrival, len, offered; want 2, 1, 3, 6")
+	assert.Equal(t, uint64(1), st.StaleOnArrival, "expired, stale on arrival, len, offered; want 2, 1, 3, 6")
+	assert.Equal(t, 3, b.Len(), "expired, stale on arrival, len, offered; want 2, 1, 3, 6")
+	assert.Equal(t, uint64(6), st.Offered, "expired, stale on arrival, len, offered; want 2, 1, 3, 6")
 	var reasons []string
 	for _, d := range drops {
 		reasons = append(reasons, fmt.Sprintf("%d:%v", d.ID, d.Reason))
@@ -401,13 +372,10 @@ func TestStaleness(t *testing.T) {
 		t.Fatalf("drew %d", n)
 	}
 	for _, s := range dst {
-		if s.Age > 2 || s.Age != 4-s.Version {
-			t.Errorf("sampled age %d (version %d) at version 4 with η = 2", s.Age, s.Version)
-		}
+		assert.LessOrEqual(t, s.Age, int64(2), "sampled age (version %d) at version 4 with η = 2", s.Version)
+		assert.Equal(t, 4-s.Version, s.Age, "sampled age (version %d) at version 4 with η = 2", s.Version)
 	}
-	if err := b.SetVersion(3); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("going back: %v", err)
-	}
+	assert.ErrorIs(t, b.SetVersion(3), tensor.ErrRange, "going back")
 
 	off := newBuffer(t, func(c *replay.Config) { c.Capacity = 100 })
 	add(t, off, exp(1, 0, 0))
@@ -416,9 +384,7 @@ func TestStaleness(t *testing.T) {
 		t.Error("the guard is on by default")
 	}
 	st = off.Stats()
-	if st.Version != 1000 {
-		t.Errorf("version %d", st.Version)
-	}
+	assert.Equal(t, int64(1000), st.Version, "version")
 }
 
 func TestStatsAccounting(t *testing.T) {
@@ -438,27 +404,25 @@ func TestStatsAccounting(t *testing.T) {
 	for i := range st.Evicted {
 		evicted += st.Evicted[i]
 		expired += st.Expired[i]
-		if st.Inserted[i] != uint64(st.Len[i])+st.Evicted[i]+st.Expired[i] {
-			t.Errorf("%v tier: inserted %d ≠ %d held + %d evicted + %d expired", replay.Tier(i), st.Inserted[i], st.Len[i], st.Evicted[i], st.Expired[i])
-		}
+		assert.Equal(t, uint64(st.Len[i])+st.Evicted[i]+st.Expired[i], st.Inserted[i], "%v tier: inserted ≠ %d held + %d evicted + %d expired", replay.Tier(i), st.Len[i], st.Evicted[i], st.Expired[i])
 	}
 	for _, h := range st.AgeHist {
 		hist += h
 	}
-	if st.Offered != 200 || st.Offered != held+evicted+expired+st.StaleOnArrival {
-		t.Errorf("offered %d ≠ %d held + %d evicted + %d expired + %d stale", st.Offered, held, evicted, expired, st.StaleOnArrival)
-	}
-	if st.Sampled != 160 || hist != st.Sampled || st.MaxAge > 3 || st.MeanAge < 0 || st.MeanAge > 3 {
-		t.Errorf("sampled %d, histogram %d, ages mean %v max %d", st.Sampled, hist, st.MeanAge, st.MaxAge)
-	}
+	assert.Equal(t, uint64(200), st.Offered, "offered ≠ %d held + %d evicted + %d expired + %d stale", held, evicted, expired, st.StaleOnArrival)
+	assert.Equal(t, held+evicted+expired+st.StaleOnArrival, st.Offered, "offered ≠ %d held + %d evicted + %d expired + %d stale", held, evicted, expired, st.StaleOnArrival)
+	assert.Equal(t, uint64(160), st.Sampled, "sample statistics")
+	assert.Equal(t, st.Sampled, hist, "sample statistics")
+	assert.LessOrEqual(t, st.MaxAge, int64(3), "sample statistics")
+	assert.GreaterOrEqual(t, st.MeanAge, 0.0, "sample statistics")
+	assert.LessOrEqual(t, st.MeanAge, 3.0, "sample statistics")
 	// 30·(0.25, 0.35, 0.4) = 7.5, 10.5, 12: the tied half goes to Medium.
-	if st.Prompts != 12 || st.Capacity != [3]int{7, 11, 12} {
-		t.Errorf("prompts %d capacities %v", st.Prompts, st.Capacity)
-	}
+	assert.Equal(t, 12, st.Prompts, "prompts capacities")
+	assert.Equal(t, [3]int{7, 11, 12}, st.Capacity, "prompts capacities")
 	h := make([]int, 4)
-	if err := b.Histogram(h, 0, 1); err != nil || h[0]+h[1]+h[2]+h[3] != 12 {
-		t.Errorf("VCRS histogram %v (%v)", h, err)
-	}
+	err := b.Histogram(h, 0, 1)
+	require.NoError(t, err, "VCRS histogram %v", h)
+	assert.Equal(t, 12, h[0]+h[1]+h[2]+h[3], "VCRS histogram %v", h)
 }
 
 func TestBufferErrors(t *testing.T) {
@@ -480,9 +444,9 @@ func TestBufferErrors(t *testing.T) {
 	} {
 		cfg := replay.DefaultConfig()
 		c.f(&cfg)
-		if _, err := replay.New(cfg); !errors.Is(err, tensor.ErrRange) || !containsArg(err, c.arg) {
-			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.arg)
-		}
+		_, err := replay.New(cfg)
+		require.ErrorIs(t, err, tensor.ErrRange, "%s, want an error naming %s", c.name, c.arg)
+		assert.True(t, containsArg(err, c.arg), "%s, want an error naming %s", c.name, c.arg)
 	}
 	b := newBuffer(t, nil)
 	bad := func(f func(*replay.Experience)) replay.Experience { e := exp(1, 0, 0); f(&e); return e }
@@ -497,36 +461,28 @@ func TestBufferErrors(t *testing.T) {
 		{"no logp", bad(func(e *replay.Experience) { e.Logp = nil }), tensor.ErrEmpty, "experience.logp"},
 		{"Inf logp", bad(func(e *replay.Experience) { e.Logp = []float32{0, float32(math.Inf(-1))} }), tensor.ErrNonFinite, "experience.logp[1]"},
 	} {
-		if _, err := b.Add(c.e); !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
-			t.Errorf("Add %s: %v, want %v naming %s", c.name, err, c.kind, c.arg)
-		}
+		_, err := b.Add(c.e)
+		require.ErrorIs(t, err, c.kind, "Add %s, naming %s", c.name, c.arg)
+		assert.True(t, containsArg(err, c.arg), "Add %s, naming %s", c.name, c.arg)
 	}
 	group := []replay.Experience{exp(1, 0, 0), bad(func(e *replay.Experience) { e.Reward = math.Inf(1) })}
 	if err := b.AddGroup(nil, group); !containsArg(err, "experiences[1].reward") {
 		t.Errorf("AddGroup: %v", err)
 	}
-	if err := b.AddGroup(make([]replay.Receipt, 1), group[:1:1][:1]); err != nil {
-		t.Errorf("AddGroup of one: %v", err)
-	}
-	if err := b.AddGroup(make([]replay.Receipt, 3), group); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("AddGroup short dst: %v", err)
-	}
+	assert.NoError(t, b.AddGroup(make([]replay.Receipt, 1), group[:1:1][:1]), "AddGroup of one")
+	assert.ErrorIs(t, b.AddGroup(make([]replay.Receipt, 3), group), tensor.ErrShape, "AddGroup short dst")
 	if st := b.Stats(); st.Offered != 1 {
 		t.Errorf("failed adds changed the buffer: offered %d", st.Offered)
 	}
 	dst := make([]replay.Sampled, 1)
-	if _, err := b.Sample(dst, nil, replay.SampleOptions{}); !errors.Is(err, tensor.ErrEmpty) {
-		t.Errorf("nil rng: %v", err)
-	}
+	_, err := b.Sample(dst, nil, replay.SampleOptions{})
+	assert.ErrorIs(t, err, tensor.ErrEmpty, "nil rng")
 	if _, err := b.Sample(dst, rand.New(rand.NewPCG(1, 1)), replay.SampleOptions{Weights: replay.TierWeights{1, math.Inf(1), 0}}); !containsArg(err, "weights[1]") {
 		t.Errorf("Inf weight: %v", err)
 	}
-	if err := b.Observe(1, math.NaN()); !errors.Is(err, tensor.ErrNonFinite) {
-		t.Errorf("Observe NaN: %v", err)
-	}
-	if _, err := b.Quantile(2); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("Quantile(2): %v", err)
-	}
+	assert.ErrorIs(t, b.Observe(1, math.NaN()), tensor.ErrNonFinite, "Observe NaN")
+	_, err = b.Quantile(2)
+	assert.ErrorIs(t, err, tensor.ErrRange, "Quantile(2)")
 }
 
 // TestHardPromptAlwaysHard: early in training most prompts sit at R̄ = 0;
@@ -542,9 +498,7 @@ func TestHardPromptAlwaysHard(t *testing.T) {
 			r = 1
 		}
 		for range 4 {
-			if err := b.Observe(p, r); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.Observe(p, r))
 		}
 	}
 	for p := range uint64(70) {
@@ -561,9 +515,7 @@ func TestHardPromptAlwaysHard(t *testing.T) {
 	// 1, tied with the 30 solved prompts, with 69 prompts below: p = 0.69,
 	// Medium.
 	for range 3 {
-		if err := b.Observe(3, 1); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(3, 1))
 	}
 	if r := add(t, b, exp(3, 1, 0)); r.Tier != replay.Medium {
 		t.Errorf("prompt 3 at R̄ = 1 after its successes went to %v, want medium", r.Tier)
@@ -596,9 +548,8 @@ func TestSampleForPrompt(t *testing.T) {
 	dst := make([]replay.Sampled, 3)
 	for p := range uint64(50) {
 		n, err := b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: p})
-		if err != nil || n != 3 {
-			t.Fatalf("prompt %d: %d drawn, %v", p, n, err)
-		}
+		require.NoError(t, err, "prompt %d drawn", p)
+		require.Equal(t, 3, n, "prompt %d drawn", p)
 		seen := map[uint64]bool{}
 		for _, s := range dst {
 			if s.Prompt != p || s.Fallback || seen[s.ID] {
@@ -609,9 +560,8 @@ func TestSampleForPrompt(t *testing.T) {
 	}
 	dst = make([]replay.Sampled, 5)
 	n, err := b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7})
-	if err != nil || n != 5 {
-		t.Fatalf("fallback: %d drawn, %v", n, err)
-	}
+	require.NoError(t, err, "fallback drawn")
+	require.Equal(t, 5, n, "fallback drawn")
 	own, ids := 0, map[uint64]bool{}
 	for _, s := range dst {
 		if ids[s.ID] {
@@ -620,28 +570,20 @@ func TestSampleForPrompt(t *testing.T) {
 		ids[s.ID] = true
 		if s.Prompt == 7 {
 			own++
-			if s.Fallback {
-				t.Errorf("own experience marked fallback")
-			}
+			assert.False(t, s.Fallback, "own experience marked fallback")
 		} else if !s.Fallback {
 			t.Errorf("experience of prompt %d not marked fallback", s.Prompt)
 		}
 	}
-	if own != 3 {
-		t.Errorf("%d own experiences of 3", own)
-	}
+	assert.Equal(t, 3, own, "own experiences of 3")
 	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7, NoFallback: true})
-	if err != nil || n != 3 {
-		t.Errorf("no fallback: %d drawn, %v; want 3", n, err)
-	}
+	require.NoError(t, err, "no fallback drawn; want 3")
+	assert.Equal(t, 3, n, "no fallback drawn; want 3")
 	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 7, Replace: true})
-	if err != nil || n != 5 {
-		t.Fatalf("with replacement: %d drawn, %v", n, err)
-	}
+	require.NoError(t, err, "with replacement drawn")
+	require.Equal(t, 5, n, "with replacement drawn")
 	for _, s := range dst {
-		if s.Prompt != 7 {
-			t.Errorf("with replacement drew prompt %d", s.Prompt)
-		}
+		assert.Equal(t, uint64(7), s.Prompt, "with replacement drew prompt")
 	}
 	// An unknown prompt falls back entirely.
 	n, err = b.Sample(dst, rng, replay.SampleOptions{ForPrompt: true, Prompt: 999})
@@ -653,8 +595,6 @@ func TestSampleForPrompt(t *testing.T) {
 	b.Sample(a, rand.New(rand.NewPCG(3, 4)), replay.SampleOptions{ForPrompt: true, Prompt: 11})
 	b.Sample(c, rand.New(rand.NewPCG(3, 4)), replay.SampleOptions{ForPrompt: true, Prompt: 11})
 	for i := range a {
-		if a[i].ID != c[i].ID {
-			t.Fatalf("draw %d differs: %d vs %d", i, a[i].ID, c[i].ID)
-		}
+		require.Equal(t, c[i].ID, a[i].ID, "draw %d differs", i)
 	}
 }

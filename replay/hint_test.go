@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hintBuffer tracks prompt 1 at R̄ 0.1 over a full window of 4, prompt 2
@@ -38,9 +40,7 @@ func TestHintTrigger(t *testing.T) {
 		calls++
 		return fmt.Sprintf("hint for %d", p), nil
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, c := range []struct {
 		name   string
 		prompt uint64
@@ -56,9 +56,8 @@ func TestHintTrigger(t *testing.T) {
 		{"negative KL estimate", 1, -0.002, true},
 	} {
 		got, err := h.Triggered(c.prompt, c.kl)
-		if err != nil || got != c.want {
-			t.Errorf("%s: Triggered = %v, %v; want %v", c.name, got, err, c.want)
-		}
+		require.NoError(t, err, "%s: Triggered", c.name)
+		assert.Equal(t, c.want, got, "%s: Triggered", c.name)
 	}
 	ctx := context.Background()
 	for i, want := range []bool{true, true, false} { // capped at 2
@@ -67,15 +66,14 @@ func TestHintTrigger(t *testing.T) {
 			t.Errorf("hint %d: %q, %v, %v; want ok = %v", i, hint, ok, err, want)
 		}
 	}
-	if calls != 2 || h.Hints(1) != 2 || b.Stats().Hints != 2 {
-		t.Errorf("%d provider calls, %d hints counted, %d in stats; want 2", calls, h.Hints(1), b.Stats().Hints)
-	}
+	assert.Equal(t, 2, calls, "provider calls hints counted in stats; want 2")
+	assert.Equal(t, 2, h.Hints(1), "provider calls hints counted in stats; want 2")
+	assert.Equal(t, uint64(2), b.Stats().Hints, "provider calls hints counted in stats; want 2")
 	if _, ok, _ := h.Hint(ctx, 3, 0); ok || calls != 2 {
 		t.Error("a prompt that is not hard got a hint")
 	}
-	if _, err := h.Triggered(1, math.NaN()); !errors.Is(err, tensor.ErrNonFinite) {
-		t.Errorf("NaN KL: %v", err)
-	}
+	_, err = h.Triggered(1, math.NaN())
+	assert.ErrorIs(t, err, tensor.ErrNonFinite, "NaN KL")
 }
 
 // TestHintFailureIsNotCounted: a failing provider or a cancelled context
@@ -90,18 +88,22 @@ func TestHintFailureIsNotCounted(t *testing.T) {
 		}
 		return "locate the speaker first", ctx.Err()
 	}))
-	if _, ok, err := h.Hint(context.Background(), 1, 0); !errors.Is(err, boom) || ok || h.Hints(1) != 0 {
-		t.Errorf("failing provider: ok %v err %v, %d counted", ok, err, h.Hints(1))
-	}
+	_, ok, err := h.Hint(context.Background(), 1, 0)
+	require.ErrorIs(t, err, boom, "failing provider: ok err, counted")
+	assert.False(t, ok, "failing provider: ok err, counted")
+	assert.Equal(t, 0, h.Hints(1), "failing provider: ok err, counted")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fail = false
-	if _, ok, err := h.Hint(ctx, 1, 0); !errors.Is(err, context.Canceled) || ok || h.Hints(1) != 0 {
-		t.Errorf("cancelled context: ok %v err %v, %d counted", ok, err, h.Hints(1))
-	}
-	if hint, ok, err := h.Hint(context.Background(), 1, 0); err != nil || !ok || hint == "" || h.Hints(1) != 1 {
-		t.Errorf("after the failures: %q %v %v, %d counted", hint, ok, err, h.Hints(1))
-	}
+	_, ok, err = h.Hint(ctx, 1, 0)
+	require.ErrorIs(t, err, context.Canceled, "cancelled context: ok err, counted")
+	assert.False(t, ok, "cancelled context: ok err, counted")
+	assert.Equal(t, 0, h.Hints(1), "cancelled context: ok err, counted")
+	hint, ok, err := h.Hint(context.Background(), 1, 0)
+	require.NoError(t, err, "provider after the failures")
+	assert.True(t, ok, "provider after the failures")
+	assert.NotEmpty(t, hint, "provider after the failures")
+	assert.Equal(t, 1, h.Hints(1), "provider after the failures")
 }
 
 // TestHintCapUnderConcurrency: many goroutines asking at once get exactly
@@ -125,9 +127,8 @@ func TestHintCapUnderConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if given.Load() != 2 || calls.Load() != 2 {
-		t.Errorf("%d hints given, %d provider calls; want 2", given.Load(), calls.Load())
-	}
+	assert.Equal(t, int32(2), given.Load(), "hints given provider calls; want 2")
+	assert.Equal(t, int32(2), calls.Load(), "hints given provider calls; want 2")
 }
 
 func TestHinterErrors(t *testing.T) {
@@ -147,11 +148,8 @@ func TestHinterErrors(t *testing.T) {
 		{"Inf KL", b, replay.HintConfig{Below: 0.2, MinRewards: 1, MaxKL: math.Inf(1), MaxPerPrompt: 1}, p},
 		{"negative cap", b, replay.HintConfig{Below: 0.2, MinRewards: 1, MaxKL: 1, MaxPerPrompt: -1}, p},
 	} {
-		if _, err := replay.NewHinter(c.b, c.cfg, c.p); err == nil {
-			t.Errorf("%s: no error", c.name)
-		}
+		_, err := replay.NewHinter(c.b, c.cfg, c.p)
+		assert.Error(t, err, "%s: no error", c.name)
 	}
-	if err := replay.DefaultHintConfig().Validate(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, replay.DefaultHintConfig().Validate())
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/require"
 )
 
 // The measurements of docs' benchmarks: run with
@@ -32,9 +33,8 @@ func measurePrompts(t *testing.T) int {
 		t.Skip("set " + measureEnv + "=<prompts> to measure")
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q, want a prompt count", measureEnv, s)
-	}
+	require.NoError(t, err, "%s=%q, want a prompt count", measureEnv, s)
+	require.GreaterOrEqual(t, n, 1, "%s=%q, want a prompt count", measureEnv, s)
 	return n
 }
 
@@ -44,14 +44,10 @@ func measured(t testing.TB, n int) *replay.Buffer {
 	cfg := replay.DefaultConfig()
 	cfg.MaxPrompts = max(n, cfg.MaxPrompts)
 	b, err := replay.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for p := range uint64(n) {
-		if err := b.Observe(p, float64(rng.IntN(2))); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, b.Observe(p, float64(rng.IntN(2))))
 	}
 	logp, tokens := make([]float32, 512), make([]int32, 512)
 	for i := range logp {
@@ -59,9 +55,8 @@ func measured(t testing.TB, n int) *replay.Buffer {
 	}
 	for i := range cfg.Capacity {
 		e := replay.Experience{Prompt: uint64(rng.IntN(n)), Logp: logp, Tokens: tokens, Reward: float64(i % 2)}
-		if _, err := b.Add(e); err != nil {
-			t.Fatal(err)
-		}
+		_, err := b.Add(e)
+		require.NoError(t, err)
 	}
 	return b
 }
@@ -71,9 +66,7 @@ func TestMeasureSnapshotStall(t *testing.T) {
 	n := measurePrompts(t)
 	b := measured(t, n)
 	var size countWriter
-	if err := b.Snapshot(&size); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&size))
 	var stop atomic.Bool
 	var worst, adds atomic.Int64
 	var wg sync.WaitGroup
@@ -96,9 +89,7 @@ func TestMeasureSnapshotStall(t *testing.T) {
 	idle := time.Duration(worst.Load())
 	worst.Store(0)
 	t0 := time.Now()
-	if err := b.Snapshot(io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(io.Discard))
 	took := time.Since(t0)
 	stop.Store(true)
 	wg.Wait()
@@ -119,28 +110,20 @@ func TestMeasureRestorePeak(t *testing.T) {
 	if path := os.Getenv(restoreChildEnv); path != "" {
 		before := vmHWM(t)
 		b, err := replay.LoadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		after := vmHWM(t)
 		fmt.Printf("child: peak RSS before load %d kB, after %d kB, %d experiences\n", before, after, b.Len())
 		return
 	}
 	n := measurePrompts(t)
 	path := filepath.Join(t.TempDir(), "replay.snap")
-	if err := measured(t, n).SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, measured(t, n).SaveFile(path))
 	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMeasureRestorePeak$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), restoreChildEnv+"="+path)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "child: %v\n%s", err, out)
 	var before, after, held int64
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(line, "child:") {

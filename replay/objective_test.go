@@ -1,10 +1,8 @@
 package replay_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/grpo"
@@ -12,6 +10,8 @@ import (
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // step is one hybrid step's inputs: g groups of k on-policy responses and
@@ -90,9 +90,7 @@ func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *r
 		f(&cfg)
 	}
 	o, err := replay.NewObjective[F](cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return o
 }
 
@@ -106,21 +104,16 @@ func TestStepComposesPackages(t *testing.T) {
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	res, err := o.Step(like(gradOn, s.on.Logp), like(gradOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	adv := make([]float32, len(s.on.Rewards))
-	if _, err := grpo.Advantages(adv, s.on.Rewards, s.on.Groups, cfg.Group); err != nil {
-		t.Fatal(err)
-	}
+	_, err = grpo.Advantages(adv, s.on.Rewards, s.on.Groups, cfg.Group)
+	require.NoError(t, err)
 	tok := tensor.MustNew[float32](s.on.Logp.B, s.on.Logp.T)
 	tas.ApplySequence(tok, adv, s.on.Mask, cfg.TAS)
 	wantOn := make([]float32, len(gradOn))
 	rOn, err := ppo.PolicyLoss(like(wantOn, s.on.Logp), ppo.Inputs[float32]{Logp: s.on.Logp, OldLogp: s.on.OldLogp, Advantages: tok, Mask: s.on.Mask, RefLogp: s.on.RefLogp}, cfg.Loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	n := len(s.off.Samples)
 	rew, base, advOff := make([]float32, n), make([]float32, n), make([]float32, n)
@@ -135,21 +128,16 @@ func TestStepComposesPackages(t *testing.T) {
 			}
 		}
 	}
-	if _, err := replay.Advantages(advOff, rew, base, cfg.Off); err != nil {
-		t.Fatal(err)
-	}
+	_, err = replay.Advantages(advOff, rew, base, cfg.Off)
+	require.NoError(t, err)
 	tokOff := tensor.MustNew[float32](n, s.off.Logp.T)
 	tas.ApplySequence(tokOff, advOff, s.off.Mask, cfg.TAS)
 	wantOff := make([]float32, len(gradOff))
 	rOff, err := ppo.PolicyLoss(like(wantOff, s.off.Logp), ppo.Inputs[float32]{Logp: s.off.Logp, OldLogp: old, Advantages: tokOff, Mask: s.off.Mask, RefLogp: s.off.RefLogp}, cfg.Loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	for i := range gradOn {
-		if gradOn[i] != wantOn[i] {
-			t.Fatalf("gradOn[%d] = %v, want %v", i, gradOn[i], wantOn[i])
-		}
+		require.Equal(t, wantOn[i], gradOn[i], "gradOn[%d]", i)
 	}
 	for i := range gradOff {
 		// Rewards and baselines differ in float32 rounding only.
@@ -186,14 +174,11 @@ func TestStepGradientMatchesFiniteDifferences(t *testing.T) {
 			s := randomStep[float64](7, 2, 3, 3, 9, c.ref)
 			o := objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss, cfg.Alpha = c.loss, 0.7 })
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
-			if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
-				t.Fatal(err)
-			}
+			_, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
+			require.NoError(t, err)
 			loss := func() float64 {
 				r, err := o.Step(like(make([]float64, len(gOn)), s.on.Logp), like(make([]float64, len(gOff)), s.off.Logp), s.on, s.off)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				return r.Loss
 			}
 			for _, part := range []struct {
@@ -252,21 +237,18 @@ func TestStepRescue(t *testing.T) {
 			}
 			gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 			res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Vanishing != 1 || res.Rescued != c.rescued {
-				t.Errorf("vanishing %d rescued %d, want 1 and %d", res.Vanishing, res.Rescued, c.rescued)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, 1, res.Vanishing, "vanishing rescued, want 1 and")
+			assert.Equal(t, c.rescued, res.Rescued, "vanishing rescued, want 1 and")
 			for i, g := range gOn {
-				if g != 0 {
-					t.Fatalf("a vanished group has gradient %v at %d", g, i)
-				}
+				require.Equal(t, float64(0), g, "a vanished group has gradient at %d", i)
 			}
 			tot := o.Totals()
-			if tot.Steps != 1 || tot.Groups != 1 || tot.Vanishing != 1 || tot.Rescued != c.rescued || tot.RescuedFrac() != float64(c.rescued) {
-				t.Errorf("totals %+v, fraction %v", tot, tot.RescuedFrac())
-			}
+			assert.Equal(t, 1, tot.Steps, "totals %+v, fraction", tot)
+			assert.Equal(t, 1, tot.Groups, "totals %+v, fraction", tot)
+			assert.Equal(t, 1, tot.Vanishing, "totals %+v, fraction", tot)
+			assert.Equal(t, c.rescued, tot.Rescued, "totals %+v, fraction", tot)
+			assert.Equal(t, float64(c.rescued), tot.RescuedFrac(), "totals %+v, fraction", tot)
 		})
 	}
 }
@@ -290,29 +272,21 @@ func TestStepUsesStoredBehaviour(t *testing.T) {
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(res.Off.MeanRatio-1) > 1e-12 || math.Abs(res.Off.ApproxKL) > 1e-12 {
-		t.Errorf("off-policy ratio %v approx KL %v, want 1 and 0", res.Off.MeanRatio, res.Off.ApproxKL)
-	}
+	require.NoError(t, err)
+	assert.InDelta(t, 1, res.Off.MeanRatio, 1e-12, "off-policy ratio approx KL %v, want 1 and 0", res.Off.ApproxKL)
+	assert.LessOrEqual(t, math.Abs(res.Off.ApproxKL), 1e-12, "off-policy ratio approx KL %v, want 1 and 0", res.Off.ApproxKL)
 	for i, kl := range o.OffKL() {
-		if math.Abs(kl) > 1e-12 {
-			t.Errorf("OffKL[%d] = %v, want 0", i, kl)
-		}
+		assert.LessOrEqual(t, math.Abs(kl), 1e-12, "OffKL[%d] = %v, want 0", i, kl)
 	}
 	const x = 0.3
 	for i := range s.off.Logp.Data {
 		s.off.Logp.Data[i] += x
 	}
-	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
-		t.Fatal(err)
-	}
+	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
+	require.NoError(t, err)
 	want := math.Exp(x)*x - math.Exp(x) + 1
 	for i, kl := range o.OffKL() {
-		if math.Abs(kl-want) > 1e-9 {
-			t.Errorf("OffKL[%d] = %v, want %v", i, kl, want)
-		}
+		assert.InDelta(t, want, kl, 1e-9, "OffKL[%d]", i)
 	}
 }
 
@@ -321,16 +295,17 @@ func TestStepOneSided(t *testing.T) {
 	s := randomStep[float64](9, 1, 4, 4, 8, false)
 	o := objective[float64](t, nil)
 	onOnly, err := o.Step(like(make([]float64, s.on.Logp.Size()), s.on.Logp), tensor.Batch[float64]{}, s.on, replay.OffPolicy[float64]{})
-	if err != nil || onOnly.Off.Tokens != 0 || onOnly.Loss != onOnly.On.Loss || len(o.OffAdvantages()) != 0 {
-		t.Fatalf("on-policy only: %+v, %v", onOnly, err)
-	}
+	require.NoError(t, err, "on-policy only: %+v", onOnly)
+	require.Equal(t, 0, onOnly.Off.Tokens, "on-policy only: %+v", onOnly)
+	require.Equal(t, onOnly.On.Loss, onOnly.Loss, "on-policy only: %+v", onOnly)
+	require.Len(t, o.OffAdvantages(), 0, "on-policy only: %+v", onOnly)
 	offOnly, err := o.Step(tensor.Batch[float64]{}, like(make([]float64, s.off.Logp.Size()), s.off.Logp), replay.OnPolicy[float64]{}, s.off)
-	if err != nil || offOnly.On.Tokens != 0 || offOnly.Loss != 0.6*offOnly.Off.Loss || len(o.OnAdvantages()) != 0 {
-		t.Fatalf("off-policy only: %+v, %v", offOnly, err)
-	}
-	if _, err := o.Step(tensor.Batch[float64]{}, tensor.Batch[float64]{}, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{}); !errors.Is(err, tensor.ErrEmpty) {
-		t.Errorf("empty step: %v", err)
-	}
+	require.NoError(t, err, "off-policy only: %+v", offOnly)
+	require.Equal(t, 0, offOnly.On.Tokens, "off-policy only: %+v", offOnly)
+	require.Equal(t, 0.6*offOnly.Off.Loss, offOnly.Loss, "off-policy only: %+v", offOnly)
+	require.Len(t, o.OnAdvantages(), 0, "off-policy only: %+v", offOnly)
+	_, err = o.Step(tensor.Batch[float64]{}, tensor.Batch[float64]{}, replay.OnPolicy[float64]{}, replay.OffPolicy[float64]{})
+	assert.ErrorIs(t, err, tensor.ErrEmpty, "empty step")
 }
 
 func TestStepErrors(t *testing.T) {
@@ -360,9 +335,9 @@ func TestStepErrors(t *testing.T) {
 			if c.name == "KL without reference" {
 				o = objective[float64](t, func(cfg *replay.ObjectiveConfig) { cfg.Loss = grpo.GRPOLoss() })
 			}
-			if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); !errors.Is(err, c.kind) || !containsArg(err, c.arg) {
-				t.Errorf("err = %v, want %v naming %q", err, c.kind, c.arg)
-			}
+			_, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
+			require.ErrorIs(t, err, c.kind, "err naming %q", c.arg)
+			assert.True(t, containsArg(err, c.arg), "err naming %q", c.arg)
 		})
 	}
 	for _, f := range []func(*replay.ObjectiveConfig){
@@ -377,22 +352,20 @@ func TestStepErrors(t *testing.T) {
 	} {
 		cfg := replay.DefaultObjectiveConfig()
 		f(&cfg)
-		if _, err := replay.NewObjective[float32](cfg); err == nil {
-			t.Errorf("config %+v accepted", cfg)
-		}
+		_, err := replay.NewObjective[float32](cfg)
+		assert.Error(t, err, "config %+v accepted", cfg)
 	}
 }
 
 // TestDefaultObjectiveIsThePapers: α = 0.6 and β = 0.1 (AVATAR §5).
 func TestDefaultObjectiveIsThePapers(t *testing.T) {
 	cfg := replay.DefaultObjectiveConfig()
-	if cfg.Alpha != 0.6 || cfg.Loss.KLCoef != 0.1 || cfg.TAS.Lambda != 0.3 {
-		t.Errorf("α %v, β %v, λ_TAS %v; want 0.6, 0.1, 0.3", cfg.Alpha, cfg.Loss.KLCoef, cfg.TAS.Lambda)
-	}
+	assert.Equal(t, 0.6, cfg.Alpha, "α, β, λ_TAS; want 0.6, 0.1, 0.3")
+	assert.Equal(t, 0.1, cfg.Loss.KLCoef, "α, β, λ_TAS; want 0.6, 0.1, 0.3")
+	assert.Equal(t, 0.3, cfg.TAS.Lambda, "α, β, λ_TAS; want 0.6, 0.1, 0.3")
 	_, err := replay.NewObjective[float32](replay.ObjectiveConfig{})
-	if !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "DefaultObjectiveConfig") {
-		t.Errorf("zero config: %v, want a range error pointing to DefaultObjectiveConfig", err)
-	}
+	require.ErrorIs(t, err, tensor.ErrRange, "zero config, want a range error pointing to DefaultObjectiveConfig")
+	assert.Contains(t, err.Error(), "DefaultObjectiveConfig", "zero config, want a range error pointing to DefaultObjectiveConfig")
 }
 
 // TestStepPassesTokenWeightsAndProx: APPO-style token weights multiply
@@ -403,9 +376,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	o := objective[float64](t, nil)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	base, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ones := func(x tensor.Batch[float64], v float64) tensor.Batch[float64] {
 		y := tensor.MustNew[float64](x.B, x.T)
 		for i := range y.Data {
@@ -418,9 +389,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	w.on.TokenWeights, w.off.TokenWeights = ones(s.on.Logp, 2), ones(s.off.Logp, 2)
 	g2On, g2Off := make([]float64, len(gOn)), make([]float64, len(gOff))
 	res, err := o.Step(like(g2On, w.on.Logp), like(g2Off, w.off.Logp), w.on, w.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if math.Abs(res.Loss-2*base.Loss) > 1e-12*math.Max(1, math.Abs(base.Loss)) {
 		t.Errorf("loss with weights 2: %v, want 2·%v", res.Loss, base.Loss)
 	}
@@ -434,9 +403,7 @@ func TestStepPassesTokenWeightsAndProx(t *testing.T) {
 	p := s
 	p.on.ProxLogp, p.off.ProxLogp = s.on.Logp, s.off.Logp
 	res, err = o.Step(like(g2On, p.on.Logp), like(g2Off, p.off.Logp), p.on, p.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.On.MeanRatio != 1 || res.Off.MeanRatio != 1 || res.Off.MeanBehaveWeight == 1 {
 		t.Errorf("decoupled: mean ratios %v, %v, behaviour weight %v; want 1, 1, ≠ 1",
 			res.On.MeanRatio, res.Off.MeanRatio, res.Off.MeanBehaveWeight)
@@ -449,9 +416,8 @@ func TestStepAllocatesNothing(t *testing.T) {
 	o := objective[float32](t, nil)
 	gOn, gOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	run := func() {
-		if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil {
-			t.Fatal(err)
-		}
+		_, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
+		require.NoError(t, err)
 	}
 	run()
 	if n := testing.AllocsPerRun(20, run); n != 0 {
@@ -467,24 +433,20 @@ func TestOffPolicyKL(t *testing.T) {
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
 	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if res.On.KLLoss == 0 || res.Off.KLLoss != 0 {
 		t.Errorf("default: on KL loss %v, off KL loss %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss)
 	}
 	noRef := s.off
 	noRef.RefLogp = tensor.Batch[float64]{}
-	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef); err != nil {
-		t.Errorf("default without off-policy reference: %v", err)
-	}
+	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
+	assert.NoError(t, err, "default without off-policy reference")
 	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.OffPolicyKL = 0.1, true })
 	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil || res.Off.KLLoss == 0 {
 		t.Errorf("OffPolicyKL: off KL loss %v, %v", res.Off.KLLoss, err)
 	}
-	if _, err := o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("OffPolicyKL without reference: %v", err)
-	}
+	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
+	assert.ErrorIs(t, err, tensor.ErrShape, "OffPolicyKL without reference")
 }
 
 // like wraps a flat gradient slice as a batch of x's shape.

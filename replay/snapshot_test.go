@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // rich returns a buffer that exercises every part of the format: all tiers,
@@ -45,9 +47,8 @@ func rich(t testing.TB) *replay.Buffer {
 			if rng.IntN(3) == 0 {
 				e.Payload = []byte("prompt text " + string(rune('a'+rng.IntN(26))))
 			}
-			if _, err := b.Add(e); err != nil {
-				t.Fatal(err)
-			}
+			_, err := b.Add(e)
+			require.NoError(t, err)
 		}
 		b.SetVersion(step)
 		b.Sample(make([]replay.Sampled, 3), rng, replay.SampleOptions{})
@@ -67,9 +68,7 @@ func rich(t testing.TB) *replay.Buffer {
 func snapshot(t testing.TB, b *replay.Buffer) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := b.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&buf))
 	return buf.Bytes()
 }
 
@@ -79,15 +78,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	b := rich(t)
 	first := snapshot(t, b)
 	c, err := replay.Restore(bytes.NewReader(first))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if second := snapshot(t, c); !bytes.Equal(first, second) {
 		t.Fatal("the restored buffer snapshots differently")
 	}
-	if !reflect.DeepEqual(b.Stats(), c.Stats()) || b.Config() != c.Config() {
-		t.Fatalf("stats or config differ:\n%+v\n%+v", b.Stats(), c.Stats())
-	}
+	require.Equal(t, c.Stats(), b.Stats(), "stats or config differ")
+	require.Equal(t, c.Config(), b.Config(), "stats or config differ")
 	if !reflect.DeepEqual(b.Entries(nil), c.Entries(nil)) {
 		t.Fatal("entries differ")
 	}
@@ -98,32 +94,26 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		opt := replay.SampleOptions{Replace: i%2 == 1}
 		n1, _ := b.Sample(d1, r1, opt)
 		n2, _ := c.Sample(d2, r2, opt)
-		if n1 != n2 || !reflect.DeepEqual(d1, d2) {
-			t.Fatalf("draw %d differs", i)
-		}
+		require.Equal(t, n2, n1, "draw %d differs", i)
+		require.Equal(t, d2, d1, "draw %d differs", i)
 		e := exp(uint64(i%17), float64(i%3), 59)
 		a1, _ := b.Add(e)
 		a2, _ := c.Add(e)
-		if a1 != a2 {
-			t.Fatalf("add %d: %+v vs %+v", i, a1, a2)
-		}
+		require.Equal(t, a2, a1, "add %d", i)
 		p1, ok1 := b.Position(uint64(i % 17))
 		p2, ok2 := c.Position(uint64(i % 17))
-		if p1 != p2 || ok1 != ok2 {
-			t.Fatalf("position of %d: %v vs %v", i%17, p1, p2)
-		}
+		require.Equal(t, p2, p1, "position of %d", i%17)
+		require.Equal(t, ok2, ok1, "position of %d", i%17)
 	}
-	if !bytes.Equal(snapshot(t, b), snapshot(t, c)) {
-		t.Fatal("the buffers diverged")
-	}
+	require.True(t, bytes.Equal(snapshot(t, b), snapshot(t, c)), "the buffers diverged")
 }
 
 func TestSnapshotEmpty(t *testing.T) {
 	b := newBuffer(t, nil)
 	c, err := replay.Restore(bytes.NewReader(snapshot(t, b)))
-	if err != nil || c.Len() != 0 || c.Config() != replay.DefaultConfig() {
-		t.Fatalf("%v, %v", c, err)
-	}
+	require.NoError(t, err, "%v", c)
+	require.Equal(t, 0, c.Len(), "%v", c)
+	require.Equal(t, replay.DefaultConfig(), c.Config(), "%v", c)
 }
 
 // resum recomputes the checksum of a snapshot whose body was edited.
@@ -172,9 +162,8 @@ func TestSnapshotRejectsDamage(t *testing.T) {
 	}
 	// Every truncation is caught, wherever it falls.
 	for n := 0; n < len(good); n += 1 + n/7 {
-		if _, err := replay.Restore(bytes.NewReader(good[:n])); !errors.Is(err, replay.ErrSnapshot) {
-			t.Fatalf("truncated to %d bytes: %v", n, err)
-		}
+		_, err := replay.Restore(bytes.NewReader(good[:n]))
+		require.ErrorIs(t, err, replay.ErrSnapshot, "truncated to %d bytes", n)
 	}
 }
 
@@ -192,14 +181,14 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestSnapshotIOErrors(t *testing.T) {
-	if _, err := replay.Restore(failingReader{}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
-		t.Errorf("reader error: %v", err)
-	}
+	_, err := replay.Restore(failingReader{})
+	require.Error(t, err, "reader error")
+	assert.Contains(t, err.Error(), "disk on fire", "reader error")
 	b := rich(t)
 	for _, n := range []int{0, 100, len(snapshot(t, b)) - 2} {
-		if err := b.Snapshot(&failingWriter{n: n}); err == nil || !strings.Contains(err.Error(), "disk full") {
-			t.Errorf("writer failing after %d bytes: %v", n, err)
-		}
+		err := b.Snapshot(&failingWriter{n: n})
+		require.Error(t, err, "writer failing after %d bytes", n)
+		assert.Contains(t, err.Error(), "disk full", "writer failing after %d bytes", n)
 	}
 }
 
@@ -207,33 +196,22 @@ func TestSaveAndLoadFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay.snap")
 	b := rich(t)
-	if err := b.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path))
 	b.Add(exp(1, 1, 59))
-	if err := b.SaveFile(path); err != nil { // over the previous one
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path)) // over the previous one
 	c, err := replay.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(snapshot(t, b), snapshot(t, c)) {
-		t.Error("loaded buffer differs")
-	}
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(snapshot(t, b), snapshot(t, c)), "loaded buffer differs")
 	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 {
 		t.Errorf("files left: %v", names)
 	}
-	if err := b.SaveFile(filepath.Join(dir, "missing", "x.snap")); err == nil {
-		t.Error("saved into a missing folder")
-	}
-	if _, err := replay.LoadFile(filepath.Join(dir, "none")); err == nil {
-		t.Error("loaded a missing file")
-	}
+	assert.Error(t, b.SaveFile(filepath.Join(dir, "missing", "x.snap")), "saved into a missing folder")
+	_, err = replay.LoadFile(filepath.Join(dir, "none"))
+	assert.Error(t, err, "loaded a missing file")
 	os.WriteFile(filepath.Join(dir, "bad"), []byte("RLPRPLY\x00garbage"), 0o600)
-	if _, err := replay.LoadFile(filepath.Join(dir, "bad")); !errors.Is(err, replay.ErrSnapshot) || !strings.Contains(err.Error(), "bad") {
-		t.Errorf("bad file: %v", err)
-	}
+	_, err = replay.LoadFile(filepath.Join(dir, "bad"))
+	require.ErrorIs(t, err, replay.ErrSnapshot, "bad file")
+	assert.Contains(t, err.Error(), "bad", "bad file")
 }
 
 const saveLoopEnv = "RLPOST_REPLAY_SAVE_LOOP"
@@ -247,9 +225,8 @@ func large(t testing.TB) *replay.Buffer {
 		logp[i] = -float32(rng.ExpFloat64())
 	}
 	for i := range 10000 {
-		if _, err := b.Add(replay.Experience{Prompt: uint64(i % 2500), Logp: logp, Reward: float64(i % 2)}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := b.Add(replay.Experience{Prompt: uint64(i % 2500), Logp: logp, Reward: float64(i % 2)})
+		require.NoError(t, err)
 	}
 	return b
 }
@@ -263,9 +240,7 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		os.Stdout.WriteString("saving\n")
 		for v := int64(1); ; v++ {
 			b.SetVersion(v)
-			if err := b.SaveFile(path); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.SaveFile(path))
 		}
 	}
 	if testing.Short() {
@@ -274,9 +249,7 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay.snap")
 	want := large(t)
-	if err := want.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, want.SaveFile(path))
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var versions []int64
 	torn := 0
@@ -284,12 +257,8 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSaveFileSurvivesKill$", "-test.count=1")
 		cmd.Env = append(os.Environ(), saveLoopEnv+"="+path)
 		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
 		line, err := bufio.NewReader(out).ReadString('\n')
 		if err != nil || line != "saving\n" {
 			cmd.Process.Kill()
@@ -297,21 +266,16 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 			t.Fatalf("round %d: child said %q, %v", round, line, err)
 		}
 		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
-		if err := cmd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Process.Kill())
 		cmd.Wait()
 		tmp, _ := filepath.Glob(path + ".tmp-*")
 		if len(tmp) > 0 {
 			torn++
 		}
 		got, err := replay.LoadFile(path)
-		if err != nil {
-			t.Fatalf("round %d: the file does not load after a kill: %v", round, err)
-		}
-		if got.Len() != want.Len() || got.Stats().Offered != want.Stats().Offered {
-			t.Fatalf("round %d: loaded %d experiences, want %d", round, got.Len(), want.Len())
-		}
+		require.NoError(t, err, "round %d: the file does not load after a kill", round)
+		require.Equal(t, want.Len(), got.Len(), "round %d: loaded experiences", round)
+		require.Equal(t, want.Stats().Offered, got.Stats().Offered, "round %d: loaded experiences", round)
 		versions = append(versions, got.Version())
 		if tmp, _ := filepath.Glob(path + ".tmp-*"); len(tmp) > 0 {
 			t.Fatalf("round %d: LoadFile left the killed save's temporary files %v", round, tmp)
@@ -328,40 +292,31 @@ func TestTempFilesCleanedOnNextOpen(t *testing.T) {
 	path := filepath.Join(dir, "replay[1].snap") // a name with glob characters
 	b := newBuffer(t, nil)
 	add(t, b, exp(1, 1, 0))
-	if err := b.SaveFile(path); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.SaveFile(path))
 	litter := func() []string {
 		var names []string
 		for _, n := range []string{path + ".tmp-123", path + ".tmp-456"} {
-			if err := os.WriteFile(n, []byte("half a snapshot"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(n, []byte("half a snapshot"), 0o600))
 			names = append(names, n)
 		}
 		return names
 	}
 	other := filepath.Join(dir, "other.snap.tmp-1")
-	if err := os.WriteFile(other, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
 	for _, open := range []func() error{
 		func() error { _, err := replay.LoadFile(path); return err },
 		func() error { return b.SaveFile(path) },
 	} {
 		names := litter()
-		if err := open(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, open())
 		for _, n := range names {
 			if _, err := os.Stat(n); !os.IsNotExist(err) {
 				t.Errorf("%s survived: %v", n, err)
 			}
 		}
 	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another path's temporary file was removed: %v", err)
-	}
+	_, err := os.Stat(other)
+	assert.NoError(t, err, "another path's temporary file was removed")
 }
 
 // oneByte hands out its data a byte per Read, as a slow pipe would.
@@ -386,21 +341,14 @@ func TestRestoreStreams(t *testing.T) {
 		add(t, b, exp(p, float64(p%2), 0))
 	}
 	var buf bytes.Buffer
-	if err := b.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Snapshot(&buf))
 	got, err := replay.Restore(&oneByte{buf.Bytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Len() != b.Len() || got.Stats() != b.Stats() {
-		t.Errorf("restored %+v, want %+v", got.Stats(), b.Stats())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, b.Len(), got.Len(), "restored")
+	assert.Equal(t, b.Stats(), got.Stats(), "restored")
 	data := buf.Bytes()
-	if _, err := replay.Restore(&oneByte{data[:len(data)-1]}); !errors.Is(err, replay.ErrSnapshot) {
-		t.Errorf("truncated: %v", err)
-	}
-	if _, err := replay.Restore(&oneByte{append(slices.Clone(data), 0)}); !errors.Is(err, replay.ErrSnapshot) {
-		t.Errorf("trailing byte: %v", err)
-	}
+	_, err = replay.Restore(&oneByte{data[:len(data)-1]})
+	assert.ErrorIs(t, err, replay.ErrSnapshot, "truncated")
+	_, err = replay.Restore(&oneByte{append(slices.Clone(data), 0)})
+	assert.ErrorIs(t, err, replay.ErrSnapshot, "trailing byte")
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // check fails t unless s holds exactly want (sorted) with a consistent
@@ -15,17 +17,12 @@ func (s *sorted) check(t *testing.T, want []float64) {
 		if len(b) == 0 || len(b) > blockMax || (len(s.blocks) > 1 && len(b) < blockMin) {
 			t.Fatalf("block %d holds %d values", i, len(b))
 		}
-		if s.last[i] != b[len(b)-1] {
-			t.Fatalf("last[%d] = %v, block ends with %v", i, s.last[i], b[len(b)-1])
-		}
-		if s.before(i) != len(all) {
-			t.Fatalf("before(%d) = %d, want %d", i, s.before(i), len(all))
-		}
+		require.Equal(t, b[len(b)-1], s.last[i], "last[%d] block ends with", i)
+		require.Equal(t, len(all), s.before(i), "before(%d)", i)
 		all = append(all, b...)
 	}
-	if !slices.Equal(all, want) || s.len() != len(want) {
-		t.Fatalf("holds %d values %v…, want %d", len(all), all[:min(len(all), 5)], len(want))
-	}
+	require.True(t, slices.Equal(all, want), "holds %d values %v…", len(all), all[:min(len(all), 5)])
+	require.Equal(t, len(want), s.len(), "holds %d values %v…", len(all), all[:min(len(all), 5)])
 }
 
 // TestSortedAgainstSlice grows the multiset to thousands of values (block
@@ -66,9 +63,8 @@ func TestSortedAgainstSlice(t *testing.T) {
 				for hi < len(ref) && ref[hi] == x {
 					hi++
 				}
-				if s.count(x, false) != lo || s.count(x, true) != hi {
-					t.Fatalf("phase %d: count(%v) = %d, %d; want %d, %d", phase, x, s.count(x, false), s.count(x, true), lo, hi)
-				}
+				require.Equal(t, lo, s.count(x, false), "phase %d: count(%v)", phase, x)
+				require.Equal(t, hi, s.count(x, true), "phase %d: count(%v)", phase, x)
 			}
 			if len(ref) > 0 {
 				k := rng.IntN(len(ref))

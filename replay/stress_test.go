@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/replay"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // stressDuration is 1 s, or $RLPOST_REPLAY_STRESS (a Go duration) for
@@ -17,9 +19,7 @@ import (
 func stressDuration(t *testing.T) time.Duration {
 	if s := os.Getenv("RLPOST_REPLAY_STRESS"); s != "" {
 		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("RLPOST_REPLAY_STRESS: %v", err)
-		}
+		require.NoError(t, err, "RLPOST_REPLAY_STRESS")
 		return d
 	}
 	return time.Second
@@ -108,9 +108,7 @@ func TestConcurrentAccounting(t *testing.T) {
 					if !replace && seen[x.ID] {
 						t.Errorf("experience %d drawn twice without replacement", x.ID)
 					}
-					if x.Age > eta {
-						t.Errorf("experience %d sampled at age %d > η", x.ID, x.Age)
-					}
+					assert.LessOrEqual(t, x.Age, int64(eta), "experience %d sampled older than η", x.ID)
 					seen[x.ID] = true
 				}
 				sampled[s] += n
@@ -121,18 +119,14 @@ func TestConcurrentAccounting(t *testing.T) {
 	go func() { // the trainer's clock
 		defer wg.Done()
 		for v := int64(1); time.Now().Before(deadline); v++ {
-			if err := b.SetVersion(v); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, b.SetVersion(v))
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
 	go func() { // checkpoints
 		defer wg.Done()
 		for time.Now().Before(deadline) {
-			if err := b.Snapshot(io.Discard); err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, b.Snapshot(io.Discard))
 			b.Stats()
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -163,9 +157,7 @@ func TestConcurrentAccounting(t *testing.T) {
 		}
 		// FIFO: evictions leave a tier in arrival order, and everything
 		// still held in it arrived after the last of them.
-		if !slices.IsSorted(evicted[tier]) {
-			t.Errorf("%v tier evicted out of order", replay.Tier(tier))
-		}
+		assert.True(t, slices.IsSorted(evicted[tier]), "%v tier evicted out of order", replay.Tier(tier))
 		if n := len(evicted[tier]); n > 0 {
 			for _, x := range held {
 				if x.Tier == replay.Tier(tier) && x.ID < evicted[tier][n-1] {
@@ -194,9 +186,8 @@ func TestConcurrentAccounting(t *testing.T) {
 			}
 		}
 	}
-	if offered != len(state) || uint64(offered) != st.Offered {
-		t.Fatalf("%d receipts, %d experiences accounted for, %d offered", offered, len(state), st.Offered)
-	}
+	require.Equal(t, len(state), offered, "receipts experiences accounted for offered")
+	require.Equal(t, st.Offered, uint64(offered), "receipts experiences accounted for offered")
 	for id := range uint64(offered) {
 		if _, ok := state[id]; !ok {
 			t.Fatalf("id %d never issued", id)

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // naive is the obvious VCRS: every reward of every prompt, the mean of the
@@ -33,9 +34,7 @@ func (n *naive) mean(p uint64) (float64, int) {
 func newVCRS(t testing.TB, w, max int) *replay.VCRS {
 	t.Helper()
 	v, err := replay.NewVCRS(w, max)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return v
 }
 
@@ -60,15 +59,12 @@ func TestVCRSMeanMatchesWindow(t *testing.T) {
 			for i := range 5000 {
 				p := uint64(rng.IntN(c.prompts))
 				r := c.reward(rng)
-				if err := v.Observe(p, r); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, v.Observe(p, r))
 				ref.observe(p, r)
 				got, n, ok := v.Mean(p)
 				want, wn := ref.mean(p)
-				if !ok || n != wn {
-					t.Fatalf("step %d: Mean(%d) n = %d ok = %v, want %d", i, p, n, ok, wn)
-				}
+				require.True(t, ok, "step %d: Mean(%d)", i, p)
+				require.Equal(t, wn, n, "step %d: Mean(%d)", i, p)
 				if c.exact && got != want || math.Abs(got-want) > 1e-12 {
 					t.Fatalf("step %d: Mean(%d) = %v, want %v", i, p, got, want)
 				}
@@ -123,9 +119,8 @@ func TestVCRSEvictsLeastRecentlyUpdated(t *testing.T) {
 			t.Errorf("prompt %d forgotten", p)
 		}
 	}
-	if v.Len() != 3 || v.Forgotten() != 1 {
-		t.Errorf("Len %d Forgotten %d, want 3 and 1", v.Len(), v.Forgotten())
-	}
+	assert.Equal(t, 3, v.Len(), "Len Forgotten, want 3 and 1")
+	assert.Equal(t, uint64(1), v.Forgotten(), "Len Forgotten, want 3 and 1")
 	// A forgotten prompt comes back with a fresh window.
 	v.Observe(2, 10)
 	if m, n, _ := v.Mean(2); m != 10 || n != 1 {
@@ -171,14 +166,12 @@ func TestVCRSOrderStatistics(t *testing.T) {
 			ms = append(ms, got)
 		}
 		slices.Sort(ms)
-		if v.Len() != len(ms) {
-			t.Fatalf("step %d: Len %d, want %d", step, v.Len(), len(ms))
-		}
+		require.Equal(t, len(ms), v.Len(), "step %d: Len", step)
 		for _, q := range []float64{0, 0.25, 0.4, 0.75, 0.999, 1} {
 			got, err := v.Quantile(q)
-			if want := ms[min(int(q*float64(len(ms))), len(ms)-1)]; err != nil || got != want {
-				t.Fatalf("step %d: Quantile(%v) = %v, %v; want %v", step, q, got, err, want)
-			}
+			want := ms[min(int(q*float64(len(ms))), len(ms)-1)]
+			require.NoError(t, err, "step %d: Quantile(%v)", step, q)
+			require.Equal(t, want, got, "step %d: Quantile(%v)", step, q)
 		}
 		for q := range ref.rewards {
 			m, _, _ := v.Mean(q)
@@ -191,20 +184,16 @@ func TestVCRSOrderStatistics(t *testing.T) {
 			pos, ok := v.Position(q)
 			lo := float64(below) / float64(len(ms))
 			hi := float64(below+countEq(ms, m)) / float64(len(ms))
-			if !ok || pos < lo || pos >= hi {
-				t.Fatalf("step %d: Position(%d) = %v, want in the tie block [%v, %v)", step, q, pos, lo, hi)
-			}
+			require.True(t, ok, "step %d: Position(%d): want in the tie block [, )", step, q)
+			require.GreaterOrEqual(t, pos, lo, "step %d: Position(%d): want in the tie block [, )", step, q)
+			require.Less(t, pos, hi, "step %d: Position(%d): want in the tie block [, )", step, q)
 		}
-		if err := v.Histogram(hist, -0.1, 1.3); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, v.Histogram(hist, -0.1, 1.3))
 		want := make([]int, len(hist))
 		for _, x := range ms {
 			want[min(max(int((x+0.1)/0.2), 0), len(want)-1)]++
 		}
-		if !slices.Equal(hist, want) {
-			t.Fatalf("step %d: Histogram %v, want %v", step, hist, want)
-		}
+		require.True(t, slices.Equal(hist, want), "step %d: Histogram %v, want %v", step, hist, want)
 	}
 }
 
@@ -238,9 +227,7 @@ func TestPositionTiesGoHard(t *testing.T) {
 	}
 	for p := range uint64(n) {
 		pos, ok := v.Position(p)
-		if !ok {
-			t.Fatalf("prompt %d not tracked", p)
-		}
+		require.True(t, ok, "prompt %d not tracked", p)
 		var want float64
 		switch {
 		case p >= 850:
@@ -248,9 +235,7 @@ func TestPositionTiesGoHard(t *testing.T) {
 		case p >= 600:
 			want = 0.6
 		}
-		if pos != want {
-			t.Fatalf("prompt %d: position %v, want %v (the bottom of its tied block)", p, pos, want)
-		}
+		require.Equal(t, want, pos, "prompt %d: position, (the bottom of its tied block)", p)
 	}
 }
 
@@ -272,9 +257,7 @@ func TestVCRSErrors(t *testing.T) {
 		{"histogram lo = hi", newVCRS(t, 2, 2).Histogram(make([]int, 2), 1, 1), tensor.ErrRange},
 		{"histogram Inf", newVCRS(t, 2, 2).Histogram(make([]int, 2), 0, math.Inf(1)), tensor.ErrRange},
 	} {
-		if !errors.Is(c.err, c.kind) {
-			t.Errorf("%s: %v, want %v", c.name, c.err, c.kind)
-		}
+		assert.ErrorIs(t, c.err, c.kind, c.name)
 	}
 	if _, ok := newVCRS(t, 2, 2).Position(5); ok {
 		t.Error("Position of an untracked prompt is ok")

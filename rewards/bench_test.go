@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 // mixedBatch builds n samples spread over three sources and verifiers:
@@ -88,13 +89,9 @@ func TestMixedBatchDiagnostics(t *testing.T) {
 	samples := mixedBatch(3000, 7)
 	out := make([]rewards.Outcome, len(samples))
 	diag := rewards.NewDiagnostics()
-	if err := (&rewards.Router{Diagnostics: diag}).Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (&rewards.Router{Diagnostics: diag}).Route(context.Background(), out, samples))
 	stats := diag.Flush()
-	if len(stats) != 3 {
-		t.Fatalf("%d sources", len(stats))
-	}
+	require.Len(t, stats, 3, "%d sources", len(stats))
 	for _, s := range stats {
 		if s.Count != 1000 || s.Failed != 0 || !(s.Accuracy > 0 && s.Accuracy < 1) || !(s.ReflectionRatio > 0.15 && s.ReflectionRatio < 0.35) {
 			t.Errorf("%+v", s)
@@ -102,12 +99,8 @@ func TestMixedBatchDiagnostics(t *testing.T) {
 	}
 	// Serial and parallel routing agree exactly.
 	serial := make([]rewards.Outcome, len(samples))
-	if err := (&rewards.Router{Workers: 1}).Route(context.Background(), serial, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (&rewards.Router{Workers: 1}).Route(context.Background(), serial, samples))
 	for i := range out {
-		if out[i] != serial[i] {
-			t.Fatalf("sample %d: parallel %+v, serial %+v", i, out[i], serial[i])
-		}
+		require.Equal(t, serial[i], out[i], "sample %d: parallel, serial", i)
 	}
 }

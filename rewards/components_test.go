@@ -12,6 +12,8 @@ import (
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
@@ -42,37 +44,30 @@ func TestRMAE(t *testing.T) {
 		{math.Inf(1), 10, 0},
 	} {
 		got, err := rewards.RMAE(c.pred, c.gold)
-		if err != nil || !near(got, c.want) {
-			t.Errorf("RMAE(%v, %v) = %v, %v; want %v", c.pred, c.gold, got, err, c.want)
-		}
+		require.NoError(t, err, "RMAE(%v, %v) = %v; want %v", c.pred, c.gold, got, c.want)
+		assert.True(t, near(got, c.want), "RMAE(%v, %v) = %v; want %v", c.pred, c.gold, got, c.want)
 	}
 	for _, c := range [][2]float64{{1, 0}, {1, math.NaN()}, {math.NaN(), 1}, {1, math.Inf(-1)}} {
-		if _, err := rewards.RMAE(c[0], c[1]); err == nil {
-			t.Errorf("RMAE(%v, %v) accepted", c[0], c[1])
-		}
+		_, err := rewards.RMAE(c[0], c[1])
+		assert.Error(t, err, "RMAE(%v, %v) accepted", c[0], c[1])
 	}
 	ctx := context.Background()
 	v, err := rewards.RMAEVerifier(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := v.Verify(ctx, "<answer>about 45 people</answer>", "50")
-	if err != nil || !near(res.Score, 0.9) || res.Correct || res.Parsed != "45" {
-		t.Errorf("RMAEVerifier = %+v, %v", res, err)
-	}
+	require.NoError(t, err, "RMAEVerifier = %+v", res)
+	assert.True(t, near(res.Score, 0.9), "RMAEVerifier = %+v", res)
+	assert.False(t, res.Correct, "RMAEVerifier = %+v", res)
+	assert.Equal(t, "45", res.Parsed, "RMAEVerifier = %+v", res)
 	res, _ = v.Verify(ctx, "<answer>"+strings.Repeat("9", 400)+"</answer>", "50")
-	if res.Score != 0 {
-		t.Errorf("RMAEVerifier beyond float64 = %+v, want 0", res)
-	}
-	if _, err := v.Verify(ctx, "1", "0"); !errors.Is(err, tensor.ErrRange) || !strings.HasPrefix(err.Error(), "rewards: rmae: ") {
-		t.Errorf("RMAEVerifier with gold 0: %v, want tensor.ErrRange prefixed \"rewards: rmae: \"", err)
-	}
-	if _, err := v.Verify(ctx, "1", "none"); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("RMAEVerifier with no number in the reference: %v, want ErrSyntax", err)
-	}
-	if _, err := rewards.RMAEVerifier(verifiers.Params{"extract": "slot"}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("RMAEVerifier(extract slot) = %v, want ErrParam", err)
-	}
+	assert.Equal(t, float64(0), res.Score, "RMAEVerifier beyond float64 = %+v, want 0", res)
+	_, err = v.Verify(ctx, "1", "0")
+	require.ErrorIs(t, err, tensor.ErrRange, "RMAEVerifier with gold 0, want tensor.ErrRange prefixed \"rewards: rmae: \"")
+	assert.True(t, strings.HasPrefix(err.Error(), "rewards: rmae: "), "RMAEVerifier with gold 0, want tensor.ErrRange prefixed \"rewards: rmae: \"")
+	_, err = v.Verify(ctx, "1", "none")
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "RMAEVerifier with no number in the reference: %v, want ErrSyntax", err)
+	_, err = rewards.RMAEVerifier(verifiers.Params{"extract": "slot"})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "RMAEVerifier(extract slot) = %v, want ErrParam", err)
 }
 
 func TestSelfReward(t *testing.T) {
@@ -98,9 +93,8 @@ func TestSelfReward(t *testing.T) {
 			dst[i] = 7 // must be overwritten
 		}
 		best, err := rewards.SelfReward(dst, c.answers, c.conf)
-		if err != nil || best != c.best {
-			t.Errorf("%s: best %d, %v; want %d", c.name, best, err, c.best)
-		}
+		require.NoError(t, err, "%s: best", c.name)
+		assert.Equal(t, c.best, best, "%s: best", c.name)
 		for i := range dst {
 			if dst[i] != c.want[i] {
 				t.Errorf("%s: dst = %v, want %v", c.name, dst, c.want)
@@ -108,26 +102,21 @@ func TestSelfReward(t *testing.T) {
 			}
 		}
 	}
-	if _, err := rewards.SelfReward(make([]float64, 1), []string{"a", "b"}, nil); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("short dst: %v", err)
-	}
-	if _, err := rewards.SelfReward(make([]float64, 2), []string{"a", "b"}, []float64{1}); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("short confidence: %v", err)
-	}
-	if _, err := rewards.SelfReward(make([]float64, 2), []string{"a", "b"}, []float64{1, math.NaN()}); !errors.Is(err, tensor.ErrNonFinite) {
-		t.Errorf("NaN confidence: %v", err)
-	}
+	_, err := rewards.SelfReward(make([]float64, 1), []string{"a", "b"}, nil)
+	assert.ErrorIs(t, err, tensor.ErrShape, "short dst")
+	_, err = rewards.SelfReward(make([]float64, 2), []string{"a", "b"}, []float64{1})
+	assert.ErrorIs(t, err, tensor.ErrShape, "short confidence")
+	_, err = rewards.SelfReward(make([]float64, 2), []string{"a", "b"}, []float64{1, math.NaN()})
+	assert.ErrorIs(t, err, tensor.ErrNonFinite, "NaN confidence")
 }
 
 func TestMeanTokenLikelihood(t *testing.T) {
 	got, err := rewards.MeanTokenLikelihood([]float32{0, float32(math.Log(0.5))})
-	if err != nil || math.Abs(got-0.75) > 1e-7 {
-		t.Errorf("MeanTokenLikelihood = %v, %v; want 0.75", got, err)
-	}
+	require.NoError(t, err, "MeanTokenLikelihood: want 0.75")
+	assert.InDelta(t, 0.75, got, 1e-7, "MeanTokenLikelihood: want 0.75")
 	for _, bad := range [][]float64{nil, {0.1}, {math.NaN()}, {math.Inf(-1)}} {
-		if _, err := rewards.MeanTokenLikelihood(bad); err == nil {
-			t.Errorf("MeanTokenLikelihood(%v) accepted", bad)
-		}
+		_, err := rewards.MeanTokenLikelihood(bad)
+		assert.Error(t, err, "MeanTokenLikelihood(%v) accepted", bad)
 	}
 }
 
@@ -143,14 +132,12 @@ func TestComposite(t *testing.T) {
 		{rewards.AVATARStage3(), []float64{-1, 1, 0.25}, -0.2 + 0.4 + 0.1},
 	} {
 		got, err := c.comp.Combine(c.values...)
-		if err != nil || !near(got, c.want) {
-			t.Errorf("%v.Combine(%v) = %v, %v; want %v", c.comp, c.values, got, err, c.want)
-		}
+		require.NoError(t, err, "%v.Combine(%v) = %v; want %v", c.comp, c.values, got, c.want)
+		assert.True(t, near(got, c.want), "%v.Combine(%v) = %v; want %v", c.comp, c.values, got, c.want)
 	}
 	got, err := rewards.AVATARStage2().CombineNamed(map[string]float64{"self": 1, "acc": 0.5, "format": -1})
-	if err != nil || !near(got, -0.2+0.2+0.4) {
-		t.Errorf("CombineNamed = %v, %v", got, err)
-	}
+	require.NoError(t, err, "CombineNamed = %v", got)
+	assert.True(t, near(got, -0.2+0.2+0.4), "CombineNamed = %v", got)
 	s1 := rewards.AVATARStage1()
 	for name, err := range map[string]error{
 		"few values":    second(s1.Combine(1)),
@@ -162,9 +149,7 @@ func TestComposite(t *testing.T) {
 		"no name":       second(rewards.Composite{{"", 1}}.Combine(1)),
 		"Inf weight":    second(rewards.Composite{{"a", math.Inf(1)}}.Combine(1)),
 	} {
-		if err == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		assert.Error(t, err, "%s: accepted", name)
 	}
 }
 
@@ -177,14 +162,10 @@ func TestTurnRewards(t *testing.T) {
 		{Grounding: 0.5, WorldModeling: 0.2, FormatOK: false, Env: -0.1}, // malformed
 	}
 	dst := make([]float64, len(turns))
-	if err := rewards.TurnRewards(dst, turns, rewards.VAGENTurnConfig()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rewards.TurnRewards(dst, turns, rewards.VAGENTurnConfig()))
 	want := []float64{0.5 + 0.5 + 0.5 + 10, 0.5 + 0.5 - 0.1, 0.25 + 0.1 - 0.1}
 	for i := range want {
-		if !near(dst[i], want[i]) {
-			t.Errorf("r_%d = %v, want %v", i, dst[i], want[i])
-		}
+		assert.True(t, near(dst[i], want[i]), "r_%d = %v, want %v", i, dst[i], want[i])
 	}
 	bad := []struct {
 		turns []rewards.Turn
@@ -198,13 +179,9 @@ func TestTurnRewards(t *testing.T) {
 	}
 	for i, b := range bad {
 		d := make([]float32, len(b.turns))
-		if err := rewards.TurnRewards(d, b.turns, b.cfg); err == nil {
-			t.Errorf("bad case %d accepted", i)
-		}
+		assert.Error(t, rewards.TurnRewards(d, b.turns, b.cfg), "bad case %d accepted", i)
 	}
-	if err := rewards.TurnRewards(make([]float64, 1), turns, rewards.VAGENTurnConfig()); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("short dst: %v", err)
-	}
+	assert.ErrorIs(t, rewards.TurnRewards(make([]float64, 1), turns, rewards.VAGENTurnConfig()), tensor.ErrShape, "short dst")
 }
 
 func TestGroundingWorldModelingFormat(t *testing.T) {
@@ -229,66 +206,56 @@ func TestJudge(t *testing.T) {
 	ctx := context.Background()
 	j := &rewardstest.FakeJudge{}
 	s, err := rewards.AskJudge(ctx, j, rewards.JudgeRequest{Response: "red box left", Reference: "red box right"}, 0)
-	if err != nil || !near(s, 0.5) {
-		t.Errorf("AskJudge = %v, %v; want 0.5 (2 of 4 tokens)", s, err)
-	}
+	require.NoError(t, err, "AskJudge = %v; want 0.5 (2 of 4 tokens)", s)
+	assert.True(t, near(s, 0.5), "AskJudge = %v; want 0.5 (2 of 4 tokens)", s)
 	// Timeouts are honoured and reported.
 	slow := &rewardstest.FakeJudge{Delay: time.Hour}
 	start := time.Now()
-	if _, err := rewards.AskJudge(ctx, slow, rewards.JudgeRequest{}, 5*time.Millisecond); !errors.Is(err, rewards.ErrJudge) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("slow judge: %v", err)
-	}
-	if time.Since(start) > time.Second {
-		t.Errorf("timeout not honoured: %v", time.Since(start))
-	}
+	_, err = rewards.AskJudge(ctx, slow, rewards.JudgeRequest{}, 5*time.Millisecond)
+	require.ErrorIs(t, err, rewards.ErrJudge, "slow judge")
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "slow judge")
+	assert.LessOrEqual(t, time.Since(start), time.Second, "timeout not honoured")
 	boom := errors.New("model server down")
-	if _, err := rewards.AskJudge(ctx, &rewardstest.FakeJudge{Err: boom}, rewards.JudgeRequest{}, 0); !errors.Is(err, boom) || !errors.Is(err, rewards.ErrJudge) {
-		t.Errorf("failing judge: %v", err)
-	}
+	_, err = rewards.AskJudge(ctx, &rewardstest.FakeJudge{Err: boom}, rewards.JudgeRequest{}, 0)
+	require.ErrorIs(t, err, boom, "failing judge")
+	assert.ErrorIs(t, err, rewards.ErrJudge, "failing judge")
 	for _, score := range []float64{-0.1, 1.1, math.NaN()} {
 		bad := rewards.JudgeFunc(func(context.Context, rewards.JudgeRequest) (float64, error) { return score, nil })
-		if _, err := rewards.AskJudge(ctx, bad, rewards.JudgeRequest{}, 0); !errors.Is(err, rewards.ErrJudge) {
-			t.Errorf("judge score %v: %v", score, err)
-		}
+		_, err := rewards.AskJudge(ctx, bad, rewards.JudgeRequest{}, 0)
+		assert.ErrorIs(t, err, rewards.ErrJudge, "judge score %v", score)
 	}
-	if _, err := rewards.AskJudge(ctx, nil, rewards.JudgeRequest{}, 0); err == nil {
-		t.Errorf("nil judge accepted")
-	}
-	if _, err := rewards.AskJudge(ctx, j, rewards.JudgeRequest{}, -time.Second); err == nil {
-		t.Errorf("negative timeout accepted")
-	}
+	_, err = rewards.AskJudge(ctx, nil, rewards.JudgeRequest{}, 0)
+	assert.Error(t, err, "nil judge accepted")
+	_, err = rewards.AskJudge(ctx, j, rewards.JudgeRequest{}, -time.Second)
+	assert.Error(t, err, "negative timeout accepted")
 	// As a verifier, with a prompt parameter.
 	var seen rewards.JudgeRequest
 	spy := rewards.JudgeFunc(func(_ context.Context, r rewards.JudgeRequest) (float64, error) { seen = r; return 0.7, nil })
 	jv, err := rewards.JudgeVerifier(spy, time.Second)(verifiers.Params{"prompt": "q"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := jv.Verify(ctx, "resp", "ref")
-	if err != nil || res.Score != 0.7 || !res.Correct || seen != (rewards.JudgeRequest{Prompt: "q", Response: "resp", Reference: "ref"}) {
-		t.Errorf("JudgeVerifier = %+v, %v, saw %+v", res, err, seen)
-	}
-	if _, err := rewards.JudgeVerifier(spy, 0)(verifiers.Params{"promt": "q"}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("JudgeVerifier with a misspelt parameter: %v", err)
-	}
+	require.NoError(t, err, "JudgeVerifier = %+v", res)
+	assert.Equal(t, 0.7, res.Score, "JudgeVerifier = %+v", res)
+	assert.True(t, res.Correct, "JudgeVerifier = %+v", res)
+	assert.Equal(t, (rewards.JudgeRequest{Prompt: "q", Response: "resp", Reference: "ref"}), seen, "JudgeVerifier = %+v", res)
+	_, err = rewards.JudgeVerifier(spy, 0)(verifiers.Params{"promt": "q"})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "JudgeVerifier with a misspelt parameter")
 }
 
 func TestJudgeTurn(t *testing.T) {
 	j := &rewardstest.FakeJudge{}
 	resp := "<think><observation>player left of box</observation><reasoning>push right</reasoning><prediction>box on target</prediction></think><answer>Right</answer>"
 	turn, err := rewards.JudgeTurn(context.Background(), j, time.Second, resp, "player left of box", "box left of target")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// I_g: identical tokens; I_w: {box, on, target} vs {box, left, of, target} = 2/5.
-	if !turn.FormatOK || turn.Grounding != 1 || !near(turn.WorldModeling, 0.4) || j.Calls() != 2 {
-		t.Errorf("JudgeTurn = %+v after %d calls", turn, j.Calls())
-	}
+	assert.True(t, turn.FormatOK, "JudgeTurn = %+v: judge calls", turn)
+	assert.Equal(t, float64(1), turn.Grounding, "JudgeTurn = %+v: judge calls", turn)
+	assert.True(t, near(turn.WorldModeling, 0.4), "JudgeTurn = %+v: judge calls", turn)
+	assert.Equal(t, int64(2), j.Calls(), "JudgeTurn = %+v: judge calls", turn)
 	turn, err = rewards.JudgeTurn(context.Background(), j, time.Second, "<answer>Right</answer>", "s", "s'")
-	if err != nil || turn != (rewards.Turn{}) || j.Calls() != 2 {
-		t.Errorf("JudgeTurn without sections = %+v, %v; judge called %d times", turn, err, j.Calls())
-	}
-	if _, err := rewards.JudgeTurn(context.Background(), &rewardstest.FakeJudge{Err: errors.New("x")}, 0, resp, "", ""); err == nil {
-		t.Errorf("failing judge not reported")
-	}
+	require.NoError(t, err, "JudgeTurn without sections judge called times")
+	assert.Equal(t, (rewards.Turn{}), turn, "JudgeTurn without sections judge called times")
+	assert.Equal(t, int64(2), j.Calls(), "JudgeTurn without sections judge called times")
+	_, err = rewards.JudgeTurn(context.Background(), &rewardstest.FakeJudge{Err: errors.New("x")}, 0, resp, "", "")
+	assert.Error(t, err, "failing judge not reported")
 }

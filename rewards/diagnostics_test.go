@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestReflective(t *testing.T) {
@@ -54,14 +56,12 @@ func TestDiagnostics(t *testing.T) {
 		{Source: "det", Reward: 0.3, Accuracy: 0.3, Length: 20, Response: "[1,2,3,4]"},
 	}
 	for _, o := range obs {
-		if err := d.Record(o); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, d.Record(o))
 	}
 	s := d.Snapshot()
-	if len(s) != 2 || s[0].Source != "det" || s[1].Source != "math" {
-		t.Fatalf("snapshot %+v", s)
-	}
+	require.Len(t, s, 2, "snapshot")
+	require.Equal(t, "det", s[0].Source, "snapshot")
+	require.Equal(t, "math", s[1].Source, "snapshot")
 	m := s[1]
 	want := rewards.SourceStats{
 		Source: "math", Count: 3, Failed: 1,
@@ -69,17 +69,17 @@ func TestDiagnostics(t *testing.T) {
 		Length: 200, LengthCorrect: 150, LengthIncorrect: 300,
 		TruncationRate: 1.0 / 3, Reflective: 2, ReflectionRatio: 2.0 / 3, ReflectionCorrect: 0.5,
 	}
-	if !statsNear(m, want) {
-		t.Errorf("math stats\n got %+v\nwant %+v", m, want)
-	}
+	assert.True(t, statsNear(m, want), "math stats got %+v want %+v", m, want)
 	det := s[0]
-	if det.Count != 1 || det.LengthCorrect != 0 || det.LengthIncorrect != 20 || det.ReflectionCorrect != 0 || det.ReflectionRatio != 0 {
-		t.Errorf("det stats %+v", det)
-	}
+	assert.Equal(t, 1, det.Count, "det stats %+v", det)
+	assert.Equal(t, float64(0), det.LengthCorrect, "det stats %+v", det)
+	assert.Equal(t, float64(20), det.LengthIncorrect, "det stats %+v", det)
+	assert.Equal(t, float64(0), det.ReflectionCorrect, "det stats %+v", det)
+	assert.Equal(t, float64(0), det.ReflectionRatio, "det stats %+v", det)
 	metrics := rewards.Metrics("train", s)
-	if len(metrics) != 28 || metrics["train/math/reflection_ratio"] != 2.0/3 || metrics["train/det/count"] != 1 {
-		t.Errorf("metrics %v", metrics)
-	}
+	assert.Len(t, metrics, 28, "metrics")
+	assert.Equal(t, 2.0/3, metrics["train/math/reflection_ratio"], "metrics")
+	assert.Equal(t, float64(1), metrics["train/det/count"], "metrics")
 	if f := d.Flush(); len(f) != 2 {
 		t.Errorf("Flush returned %d sources", len(f))
 	}
@@ -87,15 +87,13 @@ func TestDiagnostics(t *testing.T) {
 		t.Errorf("after Flush: %+v", s)
 	}
 	for _, bad := range []rewards.Observation{{Reward: math.NaN()}, {Format: math.Inf(1)}, {Length: -1}} {
-		if err := d.Record(bad); err == nil {
-			t.Errorf("Record(%+v) accepted", bad)
-		}
+		assert.Error(t, d.Record(bad), "Record(%+v) accepted", bad)
 	}
 	d.Reset()
 	var zero rewards.Diagnostics
-	if err := zero.Record(obs[0]); err != nil || len(zero.Snapshot()) != 1 {
-		t.Errorf("zero Diagnostics: %v", err)
-	}
+	err := zero.Record(obs[0])
+	require.NoError(t, err, "zero Diagnostics")
+	assert.Len(t, zero.Snapshot(), 1, "zero Diagnostics")
 }
 
 func statsNear(a, b rewards.SourceStats) bool {
@@ -134,7 +132,5 @@ func TestDiagnosticsConcurrent(t *testing.T) {
 			total += s.Count
 		}
 	}
-	if total != writers*each {
-		t.Errorf("flushed %d observations, want %d", total, writers*each)
-	}
+	assert.Equal(t, writers*each, total, "flushed observations")
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFailureModes walks every exported function of package rewards that
@@ -26,13 +28,9 @@ func TestFailureModes(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	tracker, err := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fixed, err := rewards.NewFixedIoU(0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	boom := errors.New("boom")
 	judge := &rewardstest.FakeJudge{}
 	type failure struct {
@@ -99,9 +97,7 @@ func TestFailureModes(t *testing.T) {
 			continue
 		}
 		for _, k := range f.kinds {
-			if !errors.Is(err, k) {
-				t.Errorf("%s: %q does not wrap %q", name, err, k)
-			}
+			assert.ErrorIs(t, err, k, "%s: %q does not wrap %q", name, err, k)
 		}
 		for _, k := range kinds {
 			if errors.Is(err, k) && !strings.Contains(err.Error(), k.Error()) {
@@ -120,9 +116,7 @@ func TestFailureModes(t *testing.T) {
 		}
 	}
 	names, err := errwalk.ErrorFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exempt := map[string]string{
 		"JudgeFunc.Judge": "returns what the caller's function returns",
 		"FakeJudge.Judge": "a deprecated test double; rewardstest.FakeJudge is tested in its package",
@@ -134,9 +128,7 @@ func TestFailureModes(t *testing.T) {
 		}
 	}
 	for n := range cases {
-		if !slices.Contains(names, n) {
-			t.Errorf("failure case for %s, which is not an exported function returning an error", n)
-		}
+		assert.True(t, slices.Contains(names, n), "failure case for %s, which is not an exported function returning an error", n)
 	}
 }
 

@@ -3,7 +3,6 @@ package rewards_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseVerdict(t *testing.T) {
@@ -24,14 +25,12 @@ func TestParseVerdict(t *testing.T) {
 		"<answer>NO</answer> wait <answer>YES</answer>":                           true, // the last block
 	} {
 		got, err := rewards.ParseVerdict(reply)
-		if err != nil || got != want {
-			t.Errorf("ParseVerdict(%q) = %v, %v; want %v", reply, got, err, want)
-		}
+		require.NoError(t, err, "ParseVerdict(%q)", reply)
+		assert.Equal(t, want, got, "ParseVerdict(%q)", reply)
 	}
 	for _, reply := range []string{"", "<answer>maybe</answer>", "<answer>YES", "yes, the box is above", "<answer>YESNO</answer>"} {
-		if _, err := rewards.ParseVerdict(reply); !errors.Is(err, rewards.ErrVerdict) {
-			t.Errorf("ParseVerdict(%q) error = %v, want ErrVerdict", reply, err)
-		}
+		_, err := rewards.ParseVerdict(reply)
+		assert.ErrorIs(t, err, rewards.ErrVerdict, "ParseVerdict(%q) error = %v, want ErrVerdict", reply, err)
 	}
 }
 
@@ -39,33 +38,30 @@ func TestVerdictJudge(t *testing.T) {
 	reply := "<think>ok</think><answer>YES</answer>"
 	j := rewards.VerdictJudge(func(_ context.Context, req rewards.JudgeRequest) (string, error) { return reply, nil })
 	s, err := rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{Response: "r"}, 0)
-	if err != nil || s != 1 {
-		t.Fatalf("YES: %v, %v", s, err)
-	}
+	require.NoError(t, err, "YES")
+	require.Equal(t, float64(1), s, "YES")
 	reply = "<answer>NO</answer>"
-	if s, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); err != nil || s != 0 {
-		t.Fatalf("NO: %v, %v", s, err)
-	}
+	s, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0)
+	require.NoError(t, err, "NO")
+	require.Equal(t, float64(0), s, "NO")
 	reply = "I cannot tell"
-	if _, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0); !errors.Is(err, rewards.ErrJudge) || !errors.Is(err, rewards.ErrVerdict) {
-		t.Fatalf("no verdict: %v, want ErrJudge and ErrVerdict", err)
-	}
+	_, err = rewards.AskJudge(context.Background(), j, rewards.JudgeRequest{}, 0)
+	require.ErrorIs(t, err, rewards.ErrJudge, "no verdict, want ErrJudge and ErrVerdict")
+	require.ErrorIs(t, err, rewards.ErrVerdict, "no verdict, want ErrJudge and ErrVerdict")
 }
 
 func TestRepetitionTrackerVAGEN(t *testing.T) {
 	cfg := rewards.VAGENRepetitionConfig()
-	if cfg.Threshold != 0.7 || cfg.Penalty != 0.1 {
-		t.Fatalf("VAGEN's Sokoban values are threshold 0.7, penalty −0.1; got %+v", cfg)
-	}
+	require.Equal(t, 0.7, cfg.Threshold, "VAGEN's Sokoban values are threshold 0.7, penalty −0.1; got %+v", cfg)
+	require.Equal(t, 0.1, cfg.Penalty, "VAGEN's Sokoban values are threshold 0.7, penalty −0.1; got %+v", cfg)
 	tr, err := rewards.NewRepetitionTracker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const s = "The box is below the player."
 	// Nothing recorded: nothing is a repeat.
-	if p, rep, err := tr.Penalty(s, 0.1); p != 0 || rep || err != nil {
-		t.Fatalf("empty history: %v, %v, %v", p, rep, err)
-	}
+	p, rep, err := tr.Penalty(s, 0.1)
+	require.Equal(t, float64(0), p, "empty history")
+	require.False(t, rep, "empty history")
+	require.NoError(t, err, "empty history")
 	tr.Record(s, s, "the target is left")
 	// Repeated and wrong (F1 < 0.7): −0.1. Case and spacing do not matter.
 	if p, rep, _ := tr.Penalty("the box is  below the PLAYER.", 0.5); p != -0.1 || !rep {
@@ -78,9 +74,8 @@ func TestRepetitionTrackerVAGEN(t *testing.T) {
 	if p, rep, _ := tr.Penalty("a new sentence", 0); p != 0 || rep {
 		t.Errorf("new sentence: %v, %v; want 0", p, rep)
 	}
-	if _, _, err := tr.Penalty(s, math.NaN()); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("NaN F1: %v", err)
-	}
+	_, _, err = tr.Penalty(s, math.NaN())
+	assert.ErrorIs(t, err, tensor.ErrRange, "NaN F1")
 	if top := tr.Top(); len(top) != 2 || top[0] != (rewards.SentenceCount{Sentence: "the box is below the player.", Count: 2}) {
 		t.Errorf("Top = %v", top)
 	}
@@ -90,9 +85,7 @@ func TestRepetitionTrackerTopKAndBound(t *testing.T) {
 	cfg := rewards.VAGENRepetitionConfig()
 	cfg.TopK, cfg.MaxSentences = 2, 8
 	tr, err := rewards.NewRepetitionTracker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tr.Record("a", "a", "a", "b", "b", "c")
 	if _, rep, _ := tr.Penalty("c", 0); rep {
 		t.Error("c is third most frequent, outside a top 2")
@@ -113,30 +106,22 @@ func TestRepetitionTrackerTopKAndBound(t *testing.T) {
 	if _, rep, _ := tr.Penalty("c", 0); !rep {
 		t.Error("forgetting dropped a frequent sentence")
 	}
-	if _, err := rewards.NewRepetitionTracker(rewards.RepetitionConfig{}); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("zero config: %v, want ErrRange", err)
-	}
+	_, err = rewards.NewRepetitionTracker(rewards.RepetitionConfig{})
+	assert.ErrorIs(t, err, tensor.ErrRange, "zero config: %v, want ErrRange", err)
 }
 
 func TestRepetitionTrackerSnapshot(t *testing.T) {
 	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
 	tr.Record("go down", "go down", "push left", strings.Repeat("long ", 400))
 	var buf bytes.Buffer
-	if err := tr.Snapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Snapshot(&buf))
 	back, err := rewards.RestoreRepetitionTracker(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.Config() != tr.Config() || back.Len() != tr.Len() {
-		t.Fatalf("restored %+v (%d), want %+v (%d)", back.Config(), back.Len(), tr.Config(), tr.Len())
-	}
+	require.NoError(t, err)
+	require.Equal(t, tr.Config(), back.Config(), "restored")
+	require.Equal(t, tr.Len(), back.Len(), "restored")
 	a, b := tr.Top(), back.Top()
 	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("Top after restore = %v, want %v", b, a)
-		}
+		require.Equal(t, b[i], a[i], "Top after restore = %v, want %v", b, a)
 	}
 	for _, bad := range []string{
 		`{"format": "other"}`,
@@ -146,9 +131,8 @@ func TestRepetitionTrackerSnapshot(t *testing.T) {
 		`{"format": "rlpost.repetition/1", "config": {"TopK": 1, "Threshold": 0.7, "Penalty": 0.1, "MaxSentences": 4}, "counts": [{"sentence": "a", "count": 1}, {"sentence": "a", "count": 2}]}`,
 		`not json`,
 	} {
-		if _, err := rewards.RestoreRepetitionTracker(strings.NewReader(bad)); !errors.Is(err, rewards.ErrRepetitionSnapshot) {
-			t.Errorf("restore %s: %v, want ErrRepetitionSnapshot", bad, err)
-		}
+		_, err := rewards.RestoreRepetitionTracker(strings.NewReader(bad))
+		assert.ErrorIs(t, err, rewards.ErrRepetitionSnapshot, "restore %s: %v, want ErrRepetitionSnapshot", bad, err)
 	}
 }
 
@@ -173,9 +157,7 @@ func TestRepetitionTrackerConcurrent(t *testing.T) {
 	wg.Wait()
 	tr.Record(slices64("same")...)
 	for i, p := range pen {
-		if p != -0.1 {
-			t.Fatalf("penalty %d = %v", i, p)
-		}
+		require.Equal(t, -0.1, p, "penalty %d", i)
 	}
 }
 
@@ -192,62 +174,49 @@ func TestScoreStructured(t *testing.T) {
 	tr, _ := rewards.NewRepetitionTracker(rewards.VAGENRepetitionConfig())
 	const sentence = "The box is above the player."
 	s, err := rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["above player"]}`, truth)
-	if err != nil || math.Abs(s.F1-0.8) > 1e-12 || s.Penalty != 0 || s.Reward != s.F1 {
-		t.Fatalf("first time: %+v, %v", s, err)
-	}
+	require.NoError(t, err, "first time: %+v", s)
+	require.InDelta(t, 0.8, s.F1, 1e-12, "first time: %+v", s)
+	require.Equal(t, float64(0), s.Penalty, "first time: %+v", s)
+	require.Equal(t, s.F1, s.Reward, "first time: %+v", s)
 	tr.Record(sentence)
 	// The same sentence again with F1 = 0.5 < 0.7: −0.1.
 	s, err = rewards.ScoreStructured(tr, sentence, `{"player": "row 2", "box0": ["below player"]}`, truth)
-	if err != nil || math.Abs(s.F1-0.4) > 1e-12 || !s.Repeated || s.Penalty != -0.1 || math.Abs(s.Reward-0.3) > 1e-12 {
-		t.Fatalf("repeated and wrong: %+v, %v", s, err)
-	}
-	if s, err := rewards.ScoreStructured(nil, sentence, "garbage", truth); err != nil || s.F1 != 0 || s.Reward != 0 {
-		t.Errorf("unparseable dictionary: %+v, %v; want F1 0", s, err)
-	}
-	if _, err := rewards.ScoreStructured(nil, sentence, "{}", "garbage"); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("bad truth: %v, want ErrSyntax", err)
-	}
+	require.NoError(t, err, "repeated and wrong: %+v", s)
+	require.InDelta(t, 0.4, s.F1, 1e-12, "repeated and wrong: %+v", s)
+	require.True(t, s.Repeated, "repeated and wrong: %+v", s)
+	require.Equal(t, -0.1, s.Penalty, "repeated and wrong: %+v", s)
+	require.InDelta(t, 0.3, s.Reward, 1e-12, "repeated and wrong: %+v", s)
+	s, err = rewards.ScoreStructured(nil, sentence, "garbage", truth)
+	require.NoError(t, err, "unparseable dictionary: %+v; want F1 0", s)
+	assert.Equal(t, float64(0), s.F1, "unparseable dictionary: %+v; want F1 0", s)
+	assert.Equal(t, float64(0), s.Reward, "unparseable dictionary: %+v; want F1 0", s)
+	_, err = rewards.ScoreStructured(nil, sentence, "{}", "garbage")
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "bad truth: %v, want ErrSyntax", err)
 }
 
 func TestFixedIoU(t *testing.T) {
 	d, err := rewards.NewFixedIoU(rewards.DefaultFixedIoUThreshold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Record("coco", 0.9, 0.5, 0.2); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, d.Record("coco", 0.9, 0.5, 0.2))
 	// IoU([0,0,10,5], [0,0,10,10]) = 0.5: a hit at IoU@50.
-	if err := d.RecordBox("refcoco", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]"); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.RecordBox("refcoco", "no box", "[0,0,10,10]"); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Record("coco", 1.5); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("IoU 1.5: %v", err)
-	}
-	if err := d.RecordBox("x", "[0,0,1,1]", "nothing"); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("bad reference: %v", err)
-	}
+	require.NoError(t, d.RecordBox("refcoco", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]"))
+	require.NoError(t, d.RecordBox("refcoco", "no box", "[0,0,10,10]"))
+	assert.ErrorIs(t, d.Record("coco", 1.5), tensor.ErrRange, "IoU 1.5")
+	assert.ErrorIs(t, d.RecordBox("x", "[0,0,1,1]", "nothing"), verifiers.ErrSyntax, "bad reference")
 	st := d.Flush()
 	want := []rewards.FixedIoUStats{{"coco", 3, 2.0 / 3, 1.6 / 3}, {"refcoco", 2, 0.5, 0.25}}
-	if len(st) != 2 {
-		t.Fatalf("stats %+v", st)
-	}
+	require.Len(t, st, 2, "stats")
 	for i := range want {
 		a, b := st[i], want[i]
-		if a.Source != b.Source || a.Count != b.Count || math.Abs(a.HitRate-b.HitRate) > 1e-12 || math.Abs(a.MeanIoU-b.MeanIoU) > 1e-12 {
-			t.Errorf("stats[%d] = %+v, want %+v", i, a, b)
-		}
+		assert.Equal(t, b.Source, a.Source, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.Equal(t, b.Count, a.Count, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.InDelta(t, b.HitRate, a.HitRate, 1e-12, "stats[%d] = %+v, want %+v", i, a, b)
+		assert.InDelta(t, b.MeanIoU, a.MeanIoU, 1e-12, "stats[%d] = %+v, want %+v", i, a, b)
 	}
 	if m := rewards.FixedIoUMetrics("train", st); m["train/coco/fixed_iou_hit_rate"] != 2.0/3 {
 		t.Errorf("metrics %v", m)
 	}
-	if len(d.Snapshot()) != 0 {
-		t.Error("Flush did not reset")
-	}
-	if _, err := rewards.NewFixedIoU(0); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("threshold 0: %v", err)
-	}
+	assert.Len(t, d.Snapshot(), 0, "Flush did not reset")
+	_, err = rewards.NewFixedIoU(0)
+	assert.ErrorIs(t, err, tensor.ErrRange, "threshold 0")
 }

@@ -3,7 +3,6 @@ package rewards_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -14,6 +13,8 @@ import (
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRouteSpecJSON(t *testing.T) {
@@ -21,22 +22,21 @@ func TestRouteSpecJSON(t *testing.T) {
 	// routing fields; absent ratios take the defaults.
 	var s rewards.RouteSpec
 	in := `{"data_source": "coco", "verifier": "detection", "verifier_parm": {"progress": 0.3}, "ground_truth": "[]", "answer": ""}`
-	if err := json.Unmarshal([]byte(in), &s); err != nil {
-		t.Fatal(err)
-	}
-	if s.DataSource != "coco" || s.Verifier != "detection" || s.AccuracyRatio != 1 || s.FormatRatio != 0.1 || s.VerifierParm["progress"] != 0.3 {
-		t.Errorf("decoded %+v", s)
-	}
-	if err := json.Unmarshal([]byte(`{"verifier": "choice", "accuracy_ratio": 0.5, "format_ratio": 0}`), &s); err != nil || s.AccuracyRatio != 0.5 || s.FormatRatio != 0 || s.DataSource != "" {
-		t.Errorf("decoded %+v, %v", s, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(in), &s))
+	assert.Equal(t, "coco", s.DataSource, "decoded %+v", s)
+	assert.Equal(t, "detection", s.Verifier, "decoded %+v", s)
+	assert.Equal(t, float64(1), s.AccuracyRatio, "decoded %+v", s)
+	assert.Equal(t, 0.1, s.FormatRatio, "decoded %+v", s)
+	assert.Equal(t, 0.3, s.VerifierParm["progress"], "decoded %+v", s)
+	err := json.Unmarshal([]byte(`{"verifier": "choice", "accuracy_ratio": 0.5, "format_ratio": 0}`), &s)
+	require.NoError(t, err, "decoded %+v", s)
+	assert.Equal(t, 0.5, s.AccuracyRatio, "decoded %+v", s)
+	assert.Equal(t, float64(0), s.FormatRatio, "decoded %+v", s)
+	assert.Equal(t, "", s.DataSource, "decoded %+v", s)
 	out, err := json.Marshal(rewards.DefaultRouteSpec())
-	if err != nil || string(out) != `{"data_source":"","verifier":"","verifier_parm":null,"accuracy_ratio":1,"format_ratio":0.1}` {
-		t.Errorf("encoded %s, %v", out, err)
-	}
-	if err := json.Unmarshal([]byte(`{"accuracy_ratio": "1"}`), &s); err == nil {
-		t.Errorf("string ratio accepted")
-	}
+	require.NoError(t, err, "encoded %s", out)
+	assert.Equal(t, `{"data_source":"","verifier":"","verifier_parm":null,"accuracy_ratio":1,"format_ratio":0.1}`, string(out), "encoded %s", out)
+	assert.Error(t, json.Unmarshal([]byte(`{"accuracy_ratio": "1"}`), &s), "string ratio accepted")
 }
 
 func TestRouteSpecValidate(t *testing.T) {
@@ -47,13 +47,9 @@ func TestRouteSpecValidate(t *testing.T) {
 		{Verifier: "choice", AccuracyRatio: math.Inf(1), FormatRatio: 1},
 		{AccuracyRatio: 1}, // no verifier
 	} {
-		if err := s.Validate(); err == nil {
-			t.Errorf("%+v accepted", s)
-		}
+		assert.Error(t, s.Validate(), "%+v accepted", s)
 	}
-	if err := (rewards.RouteSpec{FormatRatio: 1}).Validate(); err != nil {
-		t.Errorf("format-only spec: %v", err)
-	}
+	assert.NoError(t, (rewards.RouteSpec{FormatRatio: 1}).Validate(), "format-only spec")
 }
 
 func mkSample(source, verifier, response, reference string, p verifiers.Params) rewards.Sample {
@@ -81,44 +77,36 @@ func TestRouteMixedBatch(t *testing.T) {
 		diag := rewards.NewDiagnostics()
 		r := rewards.Router{Workers: workers, Diagnostics: diag}
 		out := make([]rewards.Outcome, len(samples))
-		if err := r.Route(context.Background(), out, samples); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.Route(context.Background(), out, samples))
 		for i, o := range out {
-			if (o.Err != nil) != wantErr[i] || !near(o.Reward, wantReward[i]) {
-				t.Errorf("workers %d, sample %d: %+v, want reward %v, error %v", workers, i, o, wantReward[i], wantErr[i])
-			}
+			assert.Equal(t, wantErr[i], (o.Err != nil), "workers %d, sample %d: %+v, want reward %v, error", workers, i, o, wantReward[i])
+			assert.True(t, near(o.Reward, wantReward[i]), "workers %d, sample %d: %+v, want reward %v, error", workers, i, o, wantReward[i])
 			if o.Err != nil && !strings.Contains(o.Err.Error(), "samples[") {
 				t.Errorf("sample %d: error %q does not say which sample", i, o.Err)
 			}
 		}
 		stats := diag.Snapshot()
-		if len(stats) != 5 || stats[0].Source != "" || stats[1].Source != "coco" {
-			t.Fatalf("sources %+v", stats)
-		}
+		require.Len(t, stats, 5, "sources")
+		require.Equal(t, "", stats[0].Source, "sources")
+		require.Equal(t, "coco", stats[1].Source, "sources")
 		coco := stats[1]
-		if coco.Count != 1 || coco.Failed != 1 || !near(coco.Accuracy, 0.5) {
-			t.Errorf("coco stats %+v", coco)
-		}
+		assert.Equal(t, 1, coco.Count, "coco stats %+v", coco)
+		assert.Equal(t, 1, coco.Failed, "coco stats %+v", coco)
+		assert.True(t, near(coco.Accuracy, 0.5), "coco stats %+v", coco)
 		mmk := stats[4]
-		if mmk.Count != 2 || mmk.Failed != 1 || mmk.CorrectRate != 0.5 || !near(mmk.Format, 0.75) {
-			t.Errorf("mmk12 stats %+v", mmk)
-		}
+		assert.Equal(t, 2, mmk.Count, "mmk12 stats %+v", mmk)
+		assert.Equal(t, 1, mmk.Failed, "mmk12 stats %+v", mmk)
+		assert.Equal(t, 0.5, mmk.CorrectRate, "mmk12 stats %+v", mmk)
+		assert.True(t, near(mmk.Format, 0.75), "mmk12 stats %+v", mmk)
 	}
-	if err := (&rewards.Router{}).Route(context.Background(), make([]rewards.Outcome, 1), samples); err == nil {
-		t.Errorf("short dst accepted")
-	}
+	assert.Error(t, (&rewards.Router{}).Route(context.Background(), make([]rewards.Outcome, 1), samples), "short dst accepted")
 }
 
 func TestRouteCustomFormatAndRegistry(t *testing.T) {
 	var reg verifiers.Registry
-	if err := reg.Register("rmae", rewards.RMAEVerifier); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, reg.Register("rmae", rewards.RMAEVerifier))
 	format, err := verifiers.New("format", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := rewards.Router{Registry: &reg, Format: format}
 	s := mkSample("count", "rmae", "<think>hm</think><answer>45</answer>", "50", nil)
 	s.Spec.AccuracyRatio, s.Spec.FormatRatio = 0.5, 0.5
@@ -126,14 +114,13 @@ func TestRouteCustomFormatAndRegistry(t *testing.T) {
 	if err := r.Route(context.Background(), out, []rewards.Sample{s}); err != nil || out[0].Err != nil {
 		t.Fatal(err, out[0].Err)
 	}
-	if !near(out[0].Reward, (0.9+1)/2) || out[0].Format != 1 {
-		t.Errorf("outcome %+v", out[0])
-	}
+	assert.True(t, near(out[0].Reward, (0.9+1)/2), "outcome %+v", out[0])
+	assert.Equal(t, float64(1), out[0].Format, "outcome %+v", out[0])
 	// The Default registry does not know rmae.
 	out[0] = rewards.Outcome{}
-	if err := (&rewards.Router{}).Route(context.Background(), out, []rewards.Sample{s}); err != nil || !errors.Is(out[0].Err, verifiers.ErrUnknown) {
-		t.Errorf("unknown key: %v", out[0].Err)
-	}
+	err = (&rewards.Router{}).Route(context.Background(), out, []rewards.Sample{s})
+	require.NoError(t, err, "unknown key")
+	assert.ErrorIs(t, out[0].Err, verifiers.ErrUnknown, "unknown key")
 }
 
 func TestRoutePanicAndScoreChecks(t *testing.T) {
@@ -149,9 +136,7 @@ func TestRoutePanicAndScoreChecks(t *testing.T) {
 	badFormat := verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: -1}, nil
 	})
-	if err := (&rewards.Router{Registry: &reg, Workers: 2}).Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (&rewards.Router{Registry: &reg, Workers: 2}).Route(context.Background(), out, samples))
 	if out[0].Err == nil || !strings.Contains(out[0].Err.Error(), "panicked") || out[1].Err == nil {
 		t.Errorf("outcomes %+v", out)
 	}
@@ -180,16 +165,13 @@ func TestRouteCancellation(t *testing.T) {
 	diag := rewards.NewDiagnostics()
 	start := time.Now()
 	err := (&rewards.Router{Registry: &reg, Workers: 4, Diagnostics: diag}).Route(ctx, out, samples)
-	if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
-		t.Fatalf("Route = %v after %v", err, time.Since(start))
-	}
+	require.ErrorIs(t, err, context.Canceled, "Route")
+	require.LessOrEqual(t, time.Since(start), 5*time.Second, "Route")
 	if n := started.Load(); n > 8 {
 		t.Errorf("%d samples started after cancellation", n)
 	}
 	for i, o := range out {
-		if !errors.Is(o.Err, context.Canceled) {
-			t.Fatalf("sample %d: %+v", i, o)
-		}
+		require.ErrorIs(t, o.Err, context.Canceled, "sample %d: %+v", i, o)
 	}
 	if s := diag.Snapshot(); len(s) != 0 {
 		t.Errorf("cancelled samples recorded: %+v", s)
@@ -203,9 +185,7 @@ func TestRouteTimeout(t *testing.T) {
 	samples := []rewards.Sample{mkSample("j", "judge", "a", "a", nil), mkSample("j", "judge", "b", "b", nil)}
 	diag := rewards.NewDiagnostics()
 	r := rewards.Router{Registry: &reg, Timeout: 10 * time.Millisecond, Diagnostics: diag}
-	if err := r.Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Route(context.Background(), out, samples))
 	for _, o := range out {
 		if o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
 			t.Errorf("outcome %+v, want a timeout verdict of 0", o)
@@ -224,17 +204,14 @@ func TestRouteSpecRejectsOverflowingRatios(t *testing.T) {
 		`{"verifier": "math", "accuracy_ratio": -1}`,
 		`{"verifier": "math", "format_ratio": -0.1}`,
 	} {
-		if err := json.Unmarshal([]byte(in), &s); !errors.Is(err, tensor.ErrRange) {
-			t.Errorf("%s: %v, want ErrRange", in, err)
-		}
+		err := json.Unmarshal([]byte(in), &s)
+		assert.ErrorIs(t, err, tensor.ErrRange, "%s: %v, want ErrRange", in, err)
 	}
 	spec := rewards.DefaultRouteSpec()
 	spec.Verifier = "math"
 	for _, bad := range []float64{math.NaN(), math.Inf(1), -1, math.MaxFloat64} {
 		spec.AccuracyRatio, spec.FormatRatio = bad, math.MaxFloat64
-		if err := spec.Validate(); err == nil {
-			t.Errorf("ratios %v, %v accepted", bad, math.MaxFloat64)
-		}
+		assert.Error(t, spec.Validate(), "ratios %v, %v accepted", bad, math.MaxFloat64)
 	}
 }
 
@@ -260,9 +237,7 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 	out := make([]rewards.Outcome, 3)
 	diag := rewards.NewDiagnostics()
 	r := rewards.Router{Registry: &reg, Diagnostics: diag}
-	if err := r.Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Route(context.Background(), out, samples))
 	if o := out[0]; o.Err != nil || !o.Timeout || o.Reward != 0 || o.Reason == "" {
 		t.Errorf("timed-out sample: %+v", o)
 	}
@@ -271,9 +246,8 @@ func TestRouteCountsVerifierTimeouts(t *testing.T) {
 		t.Errorf("diagnostics %+v; want all samples in the mean, one timeout, one limit", s)
 	}
 	m := rewards.Metrics("train", s)
-	if m["train/m/timeouts"] != 1 || m["train/m/limits"] != 1 {
-		t.Errorf("metrics %v", m)
-	}
+	assert.Equal(t, float64(1), m["train/m/timeouts"], "metrics %v", m)
+	assert.Equal(t, float64(1), m["train/m/limits"], "metrics %v", m)
 }
 
 // A failing sample's error names it by index, and by data source only when
@@ -284,12 +258,12 @@ func TestRouteErrorNamesTheSample(t *testing.T) {
 		mkSample("gsm8k", "math", "<answer>1</answer>", "}}}", nil),
 	}
 	out := make([]rewards.Outcome, len(samples))
-	if err := (&rewards.Router{}).Route(context.Background(), out, samples); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, (&rewards.Router{}).Route(context.Background(), out, samples))
 	for i, want := range []string{"rewards: samples[0]: verifiers: math: ref: syntax error: ", "rewards: samples[1] (gsm8k): verifiers: math: ref: syntax error: "} {
-		if err := out[i].Err; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, verifiers.ErrSyntax) || strings.Contains(err.Error(), "()") {
-			t.Errorf("sample %d: %v, want an ErrSyntax error starting %q", i, err, want)
-		}
+		err := out[i].Err
+		require.Error(t, err, "sample %d, want an ErrSyntax error starting %q", i, want)
+		assert.True(t, strings.HasPrefix(err.Error(), want), "sample %d, want an ErrSyntax error starting %q", i, want)
+		require.ErrorIs(t, err, verifiers.ErrSyntax, "sample %d, want an ErrSyntax error starting %q", i, want)
+		assert.NotContains(t, err.Error(), "()", "sample %d, want an ErrSyntax error starting %q", i, want)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBudgetIsFirstComeFirstServed(t *testing.T) {
@@ -20,9 +23,7 @@ func TestBudgetIsFirstComeFirstServed(t *testing.T) {
 	// bytes are free.
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	if err := b.acquire(cctx, 2); err == nil {
-		t.Fatal("a later small request overtook a waiting large one")
-	}
+	require.Error(t, b.acquire(cctx, 2), "a later small request overtook a waiting large one")
 	b.release(8)
 	select {
 	case <-bigGot:
@@ -30,9 +31,8 @@ func TestBudgetIsFirstComeFirstServed(t *testing.T) {
 		t.Fatal("the large request was not granted after the release")
 	}
 	b.release(10)
-	if b.free != 10 || len(b.waiters) != 0 {
-		t.Errorf("free %d, %d waiters after everything was released", b.free, len(b.waiters))
-	}
+	assert.Equal(t, int64(10), b.free, "free, %d waiters after everything was released", len(b.waiters))
+	assert.Len(t, b.waiters, 0, "free, %d waiters after everything was released", len(b.waiters))
 }
 
 func TestBudgetCancelledWaiterLeavesNoDebt(t *testing.T) {
@@ -43,11 +43,8 @@ func TestBudgetCancelledWaiterLeavesNoDebt(t *testing.T) {
 	go func() { done <- b.acquire(ctx, 3) }()
 	time.Sleep(10 * time.Millisecond)
 	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("cancelled acquire succeeded")
-	}
+	require.Error(t, <-done, "cancelled acquire succeeded")
 	b.release(4)
-	if b.free != 4 || len(b.waiters) != 0 {
-		t.Errorf("free %d, %d waiters", b.free, len(b.waiters))
-	}
+	assert.Equal(t, int64(4), b.free, "free, %d waiters", len(b.waiters))
+	assert.Len(t, b.waiters, 0, "free, %d waiters", len(b.waiters))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/require"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -27,9 +28,7 @@ func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}
 	reg := new(verifiers.Registry)
 	for _, name := range []string{"math", "number", "choice", "format"} {
 		f, err := verifiers.Default.Factory(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		must(t, reg.Register(name, f))
 	}
 	must(t, reg.Register("slow", verifiers.WithoutParams(verifiers.Func(func(ctx context.Context, pred, ref string) (verifiers.Result, error) {
@@ -62,9 +61,7 @@ func testRegistry(t *testing.T, started chan<- struct{}, release <-chan struct{}
 
 func must(t *testing.T, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 // newTest starts a Server on the test registry behind an httptest server.
@@ -77,9 +74,7 @@ func newTest(t *testing.T, edit func(*Config)) (*Server, *httptest.Server) {
 		edit(&cfg)
 	}
 	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() {
 		ts.Close()
@@ -125,9 +120,7 @@ func decode(t *testing.T, body string, v any) {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("answer %q: %v", body, err)
-	}
+	require.NoError(t, dec.Decode(v), "answer %q", body)
 }
 
 // wantError checks a 4xx answer: the code and an {"error"} body holding
@@ -151,9 +144,7 @@ func wantError(t *testing.T, code int, body string, wantCode int, substr string)
 func metricValue(t *testing.T, url, series string) float64 {
 	t.Helper()
 	code, body := get(t, url+"/metrics")
-	if code != http.StatusOK {
-		t.Fatalf("/metrics: %d", code)
-	}
+	require.Equal(t, http.StatusOK, code, "/metrics")
 	for _, line := range strings.Split(body, "\n") {
 		if rest, ok := strings.CutPrefix(line, series+" "); ok {
 			var v float64

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
@@ -22,9 +23,7 @@ func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
 		{"verifier": "slow", "pred": "x"},
 		{"verifier": "choice", "gold": "A", "pred": "A"},
 		{"verifier": "stubborn", "pred": "x"}]}`)
-	if code != http.StatusOK {
-		t.Fatalf("status %d: %s", code, resp)
-	}
+	require.Equal(t, http.StatusOK, code, "status: %s", resp)
 	if el := time.Since(start); el > 700*time.Millisecond {
 		t.Errorf("answer took %v; a verifier ignoring its context held the request past its deadline", el)
 	}
@@ -43,15 +42,18 @@ func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
 	code, resp = post(t, ts.URL+"/openrlhf", `{"query": ["a", "b"], "labels": ["{\"verifier\": \"slow\"}", "{\"verifier\": \"choice\", \"gold\": \"b\"}"]}`)
 	var o openRLHFAnswer
 	decode(t, resp, &o)
-	if code != 200 || o.Rewards[0] != 0 || o.ExtraLogs["timeout"][0] != 1 || o.ExtraLogs["error"][0] != 0 || o.Rewards[1] != 1 {
-		t.Errorf("openrlhf with a timeout: %d %s", code, resp)
-	}
+	assert.Equal(t, 200, code, "openrlhf with a timeout %s", resp)
+	assert.Equal(t, float64(0), o.Rewards[0], "openrlhf with a timeout %s", resp)
+	assert.Equal(t, float64(1), o.ExtraLogs["timeout"][0], "openrlhf with a timeout %s", resp)
+	assert.Equal(t, float64(0), o.ExtraLogs["error"][0], "openrlhf with a timeout %s", resp)
+	assert.Equal(t, float64(1), o.Rewards[1], "openrlhf with a timeout %s", resp)
 	var d slimeDetail
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"response": "x", "label": {"verifier": "slow"}}`)
 	decode(t, resp, &d)
-	if code != 200 || d.Reward != 0 || !d.Timeout || d.Reason == "" {
-		t.Errorf("slime with a timeout: %d %s", code, resp)
-	}
+	assert.Equal(t, 200, code, "slime with a timeout %s", resp)
+	assert.Equal(t, float64(0), d.Reward, "slime with a timeout %s", resp)
+	assert.True(t, d.Timeout, "slime with a timeout %s", resp)
+	assert.NotEmpty(t, d.Reason, "slime with a timeout %s", resp)
 	// A verifier that stops itself at its own budget counts the same.
 	code, resp = post(t, ts.URL+"/verify", `{"items": [{"verifier": "selfstop", "pred": "x"}]}`)
 	got = verifyAnswer{}
@@ -62,9 +64,9 @@ func TestTimedOutItemsScoreZeroAndAreCounted(t *testing.T) {
 	code, resp = post(t, ts.URL+"/openrlhf", `{"query": ["a"], "labels": [{"verifier": "selfstop"}]}`)
 	o = openRLHFAnswer{}
 	decode(t, resp, &o)
-	if code != 200 || o.ExtraLogs["timeout"][0] != 1 || o.ExtraLogs["error"][0] != 0 {
-		t.Errorf("openrlhf, verifier's own timeout: %d %s", code, resp)
-	}
+	assert.Equal(t, 200, code, "openrlhf, verifier's own timeout %s", resp)
+	assert.Equal(t, float64(1), o.ExtraLogs["timeout"][0], "openrlhf, verifier's own timeout %s", resp)
+	assert.Equal(t, float64(0), o.ExtraLogs["error"][0], "openrlhf, verifier's own timeout %s", resp)
 	for series, want := range map[string]float64{
 		`rlpost_serve_item_timeouts_total{endpoint="verify",verifier="selfstop"}`: 1,
 		`rlpost_serve_item_timeouts_total{endpoint="verify",verifier="slow"}`:     1,
@@ -124,20 +126,15 @@ func TestWorkersBoundConcurrency(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	mu.Lock()
-	if running != 3 {
-		t.Errorf("%d verifier calls running with 16 items sent, want 3 (the workers)", running)
-	}
+	assert.Equal(t, 3, running, "verifier calls running with 16 items sent, want 3 (the workers)")
 	mu.Unlock()
 	close(release)
 	wg.Wait()
 	for r, c := range codes {
-		if c != http.StatusOK {
-			t.Errorf("request %d: %d", r, c)
-		}
+		assert.Equal(t, http.StatusOK, c, "request %d", r)
 	}
-	if peak != 3 || calls != 2*requests {
-		t.Errorf("peak of %d concurrent verifier calls over %d calls, want 3 over %d", peak, calls, 2*requests)
-	}
+	assert.Equal(t, 3, peak, "peak of concurrent verifier calls over calls, want 3 over")
+	assert.Equal(t, 2*requests, calls, "peak of concurrent verifier calls over calls, want 3 over")
 }
 
 func newHTTPTest(t *testing.T, s *Server) *httpTestServer {
@@ -198,9 +195,7 @@ func TestGracefulShutdown(t *testing.T) {
 			break
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("still accepting connections 2s after shutdown began")
-		}
+		require.False(t, time.Now().After(deadline), "still accepting connections 2s after shutdown began")
 		time.Sleep(10 * time.Millisecond)
 	}
 	select {
@@ -210,33 +205,26 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	close(release)
 	a := <-inFlight
-	if a.code != http.StatusOK || a.body != "1" {
-		t.Errorf("in-flight request: %d %q, want 200 and 1", a.code, a.body)
-	}
-	if err := <-stopped; err != nil {
-		t.Errorf("Serve: %v", err)
-	}
+	assert.Equal(t, http.StatusOK, a.code, "in-flight request, want 200 and 1")
+	assert.Equal(t, "1", a.body, "in-flight request, want 200 and 1")
+	assert.NoError(t, <-stopped, "Serve")
 	must(t, s.Close())
 	// A closed Server refuses work rather than hanging.
 	rec := newRecorder()
 	s.ServeHTTP(rec, mustRequest(t, "/slime", `{"response": "x"}`))
-	if rec.code != http.StatusServiceUnavailable {
-		t.Errorf("after Close: %d, want 503", rec.code)
-	}
+	assert.Equal(t, http.StatusServiceUnavailable, rec.code, "after Close, want 503")
 }
 
 func TestConfigZeroValueIsAnError(t *testing.T) {
-	if _, err := New(Config{}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "DefaultConfig") {
-		t.Errorf("New(Config{}): %v", err)
-	}
+	_, err := New(Config{})
+	require.ErrorIs(t, err, ErrConfig, "New(Config)")
+	assert.Contains(t, err.Error(), "DefaultConfig", "New(Config)")
 	cfg := DefaultConfig()
 	cfg.Verifier = "nope"
-	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
-		t.Errorf("unknown default verifier: %v", err)
-	}
+	_, err = New(cfg)
+	assert.ErrorIs(t, err, ErrConfig, "unknown default verifier")
 	cfg = DefaultConfig()
 	cfg.MaxInflight = cfg.MaxBody - 1
-	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
-		t.Errorf("MaxInflight < MaxBody: %v", err)
-	}
+	_, err = New(cfg)
+	assert.ErrorIs(t, err, ErrConfig, "MaxInflight < MaxBody")
 }

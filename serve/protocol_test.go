@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type verifyAnswer struct {
@@ -36,9 +37,7 @@ func TestVerifyAnswersEveryItemInOrder(t *testing.T) {
 		{"verifier": "format", "pred": "<think>a</think><answer>b</answer>"}
 	]}`
 	code, resp := post(t, ts.URL+"/verify", body)
-	if code != http.StatusOK {
-		t.Fatalf("status %d: %s", code, resp)
-	}
+	require.Equal(t, http.StatusOK, code, "status: %s", resp)
 	var got verifyAnswer
 	decode(t, resp, &got)
 	want := []struct {
@@ -50,9 +49,7 @@ func TestVerifyAnswersEveryItemInOrder(t *testing.T) {
 		{0, "items[6]: request:"}, {0, `items[7]: request: missing "verifier"`},
 		{0, "items[8]: verifier panic panicked: boom"}, {1, ""},
 	}
-	if len(got.Results) != len(want) {
-		t.Fatalf("%d results for %d items: %s", len(got.Results), len(want), resp)
-	}
+	require.Equal(t, len(want), len(got.Results), "results for items: %s", resp)
 	for i, w := range want {
 		r := got.Results[i]
 		if w.err != "" {
@@ -70,9 +67,8 @@ func TestVerifyAnswersEveryItemInOrder(t *testing.T) {
 	code, resp = post(t, ts.URL+"/verify", `{"items": [], "x": 1}`)
 	wantError(t, code, resp, http.StatusBadRequest, `unknown field "x"`)
 	code, resp = post(t, ts.URL+"/verify", `{"items": []}`)
-	if code != http.StatusOK || resp != `{"results":[]}` {
-		t.Errorf("empty batch: %d %s", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "empty batch")
+	assert.Equal(t, `{"results":[]}`, resp, "empty batch")
 }
 
 type openRLHFAnswer struct {
@@ -92,31 +88,24 @@ func TestOpenRLHFStripsPromptsAndReadsLabels(t *testing.T) {
 		"templates": "ignored: forks add keys"
 	}`
 	code, resp := post(t, ts.URL+"/openrlhf", body)
-	if code != http.StatusOK {
-		t.Fatalf("status %d: %s", code, resp)
-	}
+	require.Equal(t, http.StatusOK, code, "status: %s", resp)
 	var got openRLHFAnswer
 	decode(t, resp, &got)
 	want := []float64{1, 1, 1, 0}
-	if fmt.Sprint(got.Rewards) != fmt.Sprint(want) || fmt.Sprint(got.Scores) != fmt.Sprint(want) {
-		t.Errorf("rewards %v scores %v, want %v", got.Rewards, got.Scores, want)
-	}
+	assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got.Rewards), "rewards %v scores %v, want %v", got.Rewards, got.Scores, want)
+	assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got.Scores), "rewards %v scores %v, want %v", got.Rewards, got.Scores, want)
 	for _, k := range openRLHFExtraLogs {
-		if len(got.ExtraLogs[k]) != len(want) {
-			t.Errorf("extra_logs[%q] = %v, want %d entries", k, got.ExtraLogs[k], len(want))
-		}
+		assert.Equal(t, len(want), len(got.ExtraLogs[k]), "extra_logs[%q] = %v: entries", k, got.ExtraLogs[k])
 	}
-	if fmt.Sprint(got.ExtraLogs["correct"]) != fmt.Sprint(want) {
-		t.Errorf("extra_logs.correct %v", got.ExtraLogs["correct"])
-	}
+	assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got.ExtraLogs["correct"]), "extra_logs.correct %v", got.ExtraLogs["correct"])
 
 	// Without prompts the whole query is the response; without labels the
 	// gold is "", which math rejects: score 0, flagged as an error.
 	code, resp = post(t, ts.URL+"/openrlhf", `{"query": ["\\boxed{1}"]}`)
 	decode(t, resp, &got)
-	if code != http.StatusOK || got.Rewards[0] != 0 || got.ExtraLogs["error"][0] != 1 {
-		t.Errorf("no labels: %d %s", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "no labels %s", resp)
+	assert.Equal(t, float64(0), got.Rewards[0], "no labels %s", resp)
+	assert.Equal(t, float64(1), got.ExtraLogs["error"][0], "no labels %s", resp)
 
 	for _, c := range []struct{ body, err string }{
 		{`{"query": ["abc"], "prompts": ["abd"], "labels": ["1"]}`, "prompts[0] is not a prefix of query[0]"},
@@ -138,42 +127,42 @@ func TestOpenRLHFLabelThatLooksLikeJSONStaysAGold(t *testing.T) {
 	s, _ := newTest(t, nil)
 	for _, label := range []string{`"{1, 2}"`, `"{\"a\": 1}"`, `"[0, 0, 10, 10]"`} {
 		c, err := s.resolveLabel([]byte(label))
-		if err != nil || c.verifier != "math" || c.gold == "" {
-			t.Errorf("label %s: %+v, %v", label, c, err)
-		}
+		require.NoError(t, err, "label %s: %+v", label, c)
+		assert.Equal(t, "math", c.verifier, "label %s: %+v", label, c)
+		assert.NotEmpty(t, c.gold, "label %s: %+v", label, c)
 	}
 	c, err := s.resolveLabel([]byte(`{"gold": 42}`))
-	if err != nil || c.verifier != "math" || c.gold != "42" {
-		t.Errorf("object label with a numeric gold: %+v, %v", c, err)
-	}
+	require.NoError(t, err, "object label with a numeric gold: %+v", c)
+	assert.Equal(t, "math", c.verifier, "object label with a numeric gold: %+v", c)
+	assert.Equal(t, "42", c.gold, "object label with a numeric gold: %+v", c)
 	c, err = s.resolveLabel([]byte(`-3.5`))
-	if err != nil || c.gold != "-3.5" {
-		t.Errorf("numeric label: %+v, %v", c, err)
-	}
+	require.NoError(t, err, "numeric label: %+v", c)
+	assert.Equal(t, "-3.5", c.gold, "numeric label: %+v", c)
 }
 
 func TestSlimeNumberAndDetail(t *testing.T) {
 	_, ts := newTest(t, nil)
 	code, resp := post(t, ts.URL+"/slime", `{"prompt": "What is 1+1?", "response": "It is \\boxed{2}.", "label": "2"}`)
-	if code != http.StatusOK || resp != "1" {
-		t.Errorf("plain: %d %q, want the bare number 1", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "plain, want the bare number 1")
+	assert.Equal(t, "1", resp, "plain, want the bare number 1")
 	code, resp = post(t, ts.URL+"/slime", `{"prompt": [{"role": "user", "content": "x"}], "response": "<answer>B</answer>", "label": {"verifier": "choice", "gold": "C"}}`)
-	if code != http.StatusOK || resp != "0" {
-		t.Errorf("chat prompt, object label: %d %q, want 0", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "chat prompt, object label, want 0")
+	assert.Equal(t, "0", resp, "chat prompt, object label, want 0")
 	var d slimeDetail
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "It is \\boxed{2}.", "label": 2}`)
 	decode(t, resp, &d)
-	if code != http.StatusOK || d.Reward != 1 || !d.Correct || d.Timeout || d.Verifier != "math" || d.Parsed == "" {
-		t.Errorf("detail: %d %s", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "detail %s", resp)
+	assert.Equal(t, float64(1), d.Reward, "detail %s", resp)
+	assert.True(t, d.Correct, "detail %s", resp)
+	assert.False(t, d.Timeout, "detail %s", resp)
+	assert.Equal(t, "math", d.Verifier, "detail %s", resp)
+	assert.NotEmpty(t, d.Parsed, "detail %s", resp)
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "x", "label": {"verifier": "panic"}}`)
 	d = slimeDetail{}
 	decode(t, resp, &d)
-	if code != http.StatusOK || d.Reward != 0 || !strings.Contains(d.Error, "panicked") {
-		t.Errorf("panicking verifier: %d %s", code, resp)
-	}
+	assert.Equal(t, http.StatusOK, code, "panicking verifier %s", resp)
+	assert.Equal(t, float64(0), d.Reward, "panicking verifier %s", resp)
+	assert.Contains(t, d.Error, "panicked", "panicking verifier %s", resp)
 	for _, c := range []struct{ url, body, err string }{
 		{"/slime", `{"prompt": "p", "label": "2"}`, `missing "response"`},
 		{"/slime", `{"prompt": "p", "response": ["x"], "label": "2"}`, `field "response" is array`},
@@ -221,8 +210,6 @@ func TestAppendResultIsEncodingJSONs(t *testing.T) {
 		var a, b any
 		must(t, json.Unmarshal(appendResult(nil, r), &a))
 		must(t, json.Unmarshal(want, &b))
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%+v: appendResult %s, encoding/json %s", r, appendResult(nil, r), want)
-		}
+		assert.Equal(t, b, a, "%+v: appendResult %s, encoding/json %s", r, appendResult(nil, r), want)
 	}
 }

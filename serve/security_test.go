@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBearerToken(t *testing.T) {
@@ -51,29 +53,21 @@ func TestBearerToken(t *testing.T) {
 func TestTokenTooShortIsRefused(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Token = "short"
-	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
-		t.Errorf("New with a 5-byte token: %v, want ErrConfig", err)
-	}
+	_, err := New(cfg)
+	assert.ErrorIs(t, err, ErrConfig, "New with a 5-byte token: %v, want ErrConfig", err)
 }
 
 func TestCheckBindRefusesPublicAddressWithoutToken(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:8700", "127.0.0.2:0", "[::1]:8700", "localhost:8700"} {
-		if err := CheckBind(addr, false); err != nil {
-			t.Errorf("%s: %v", addr, err)
-		}
+		assert.NoError(t, CheckBind(addr, false), "%s", addr)
 	}
 	for _, addr := range []string{"0.0.0.0:8700", ":8700", "[::]:8700", "10.1.2.3:8700", "example.com:80", "localhost.evil.com:80"} {
 		err := CheckBind(addr, false)
-		if err == nil || !strings.Contains(err.Error(), "without a token") {
-			t.Errorf("%s without a token: %v, want a refusal", addr, err)
-		}
-		if err := CheckBind(addr, true); err != nil {
-			t.Errorf("%s with a token: %v", addr, err)
-		}
+		require.Error(t, err, "%s without a token, want a refusal", addr)
+		assert.Contains(t, err.Error(), "without a token", "%s without a token, want a refusal", addr)
+		assert.NoError(t, CheckBind(addr, true), "%s with a token", addr)
 	}
-	if err := CheckBind("no-port", true); err == nil {
-		t.Error("an address without a port was accepted")
-	}
+	assert.Error(t, CheckBind("no-port", true), "an address without a port was accepted")
 }
 
 func TestHostileBodies(t *testing.T) {
@@ -121,9 +115,7 @@ func TestHostileBodies(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("chunked oversized body: %d, want 413", resp.StatusCode)
-	}
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "chunked oversized body, want 413")
 	// A declared length over the limit is refused before reading.
 	code, resp2 := post(t, ts.URL+"/verify", big)
 	wantError(t, code, resp2, 413, "body of")
@@ -155,9 +147,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	go func() { done <- s.Serve(ctx, ln) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, <-done)
 	}()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	must(t, err)
@@ -166,9 +156,8 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	_, err = bufio.NewReader(conn).ReadString('\n')
-	if err == nil || time.Since(start) > 3*time.Second {
-		t.Errorf("connection with unfinished headers: err %v after %v, want closed after ~100ms", err, time.Since(start))
-	}
+	require.Error(t, err, "connection with unfinished headers: err after, want closed after ~100ms")
+	assert.LessOrEqual(t, time.Since(start), 3*time.Second, "connection with unfinished headers: err after, want closed after ~100ms")
 }
 
 // TestSlowBodyIsCutOff: a client that sends its headers and then stalls in
@@ -189,15 +178,11 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	status, err := bufio.NewReader(conn).ReadString('\n')
-	if time.Since(start) > 3*time.Second {
-		t.Errorf("stalled body held the connection for %v", time.Since(start))
-	}
+	assert.LessOrEqual(t, time.Since(start), 3*time.Second, "stalled body held the connection for")
 	if err == nil && !strings.Contains(status, "400") {
 		t.Errorf("stalled body answered %q, want a 400 or a closed connection", status)
 	}
-	if s.budget.free != cfg.MaxInflight {
-		t.Errorf("budget %d after the request, want all %d back", s.budget.free, cfg.MaxInflight)
-	}
+	assert.Equal(t, cfg.MaxInflight, s.budget.free, "budget after the request, want all back")
 }
 
 // TestRefusedRequestDoesNotWaitForItsBody: a request refused before its
@@ -218,7 +203,7 @@ func TestRefusedRequestDoesNotWaitForItsBody(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	status, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || !strings.Contains(status, "401") || time.Since(start) > 2*time.Second {
-		t.Errorf("got %q, %v after %v; want a prompt 401", status, err, time.Since(start))
-	}
+	require.NoError(t, err, "after; want a prompt 401")
+	assert.Contains(t, status, "401", "after; want a prompt 401")
+	assert.LessOrEqual(t, time.Since(start), 2*time.Second, "after; want a prompt 401")
 }

@@ -2,17 +2,17 @@ package tas_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/conform"
 	"github.com/rlpost/rlpost/internal/golden"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func must[F tensor.Float](rows ...[]float64) tensor.Batch[F] {
@@ -33,28 +33,18 @@ func TestWeightsGolden(t *testing.T) {
 	for _, c := range golden.Load(t, "tas_weights") {
 		t.Run(fmt.Sprint("line", c.Line), func(t *testing.T) {
 			mask, cfg, err := conform.DecodeTASWeights(c.Request)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var want struct {
 				Weights [][]float64 `json:"weights"`
 			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
 			w, err := weights(mask, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckRows(t, "float64 weights", tensor.Rows[float64](w), want.Weights)
 			mask32 := tensor.MustNew[float32](mask.B, mask.T)
-			if err := tensor.Convert(mask32, mask); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tensor.Convert(mask32, mask))
 			w32, err := weights(mask32, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckRows(t, "float32 weights", tensor.Rows[float64](w32), want.Weights)
 		})
 	}
@@ -90,9 +80,7 @@ func TestWeightsByHand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := weights(must[float64](c.mask), c.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden.CheckVec(t, "weights", w.Data, c.want)
 		})
 	}
@@ -119,25 +107,19 @@ func TestWeightsShape(t *testing.T) {
 		}
 		lam := 2 * rng.Float64()
 		p, err := weights(must[float64](m), tas.Config{Lambda: lam, Shape: tas.Parabolic})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		q, err := weights(must[float64](m), tas.Config{Lambda: lam, Shape: tas.Inverse})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		L := len(valid)
 		for k, i := range valid {
 			j := valid[L-1-k]
-			if math.Abs(p.Data[i]-p.Data[j]) > 1e-12 || math.Abs(q.Data[i]-q.Data[j]) > 1e-12 {
-				t.Fatalf("trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
-			}
+			require.InDelta(t, p.Data[j], p.Data[i], 1e-12, "trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
+			require.InDelta(t, q.Data[j], q.Data[i], 1e-12, "trial %d: not symmetric at valid tokens %d and %d", trial, k, L-1-k)
 			if L > 1 && math.Abs(p.Data[i]+q.Data[i]-(2+lam)) > 1e-12 {
 				t.Fatalf("trial %d: parabolic %v + inverse %v at %d, want 2 + λ = %v", trial, p.Data[i], q.Data[i], k, 2+lam)
 			}
-			if p.Data[i] < 1-1e-12 || p.Data[i] > 1+lam+1e-12 {
-				t.Fatalf("trial %d: weight %v outside [1, 1 + λ]", trial, p.Data[i])
-			}
+			require.GreaterOrEqual(t, p.Data[i], 1-1e-12, "trial %d: weight outside [1, 1 + λ]", trial)
+			require.LessOrEqual(t, p.Data[i], 1+lam+1e-12, "trial %d: weight outside [1, 1 + λ]", trial)
 		}
 		if L > 1 && (math.Abs(p.Data[valid[0]]-(1+lam)) > 1e-12 || math.Abs(q.Data[valid[0]]-1) > 1e-12) {
 			t.Fatalf("trial %d: ends are %v and %v, want 1 + λ and 1", trial, p.Data[valid[0]], q.Data[valid[0]])
@@ -154,57 +136,45 @@ func TestApply(t *testing.T) {
 	mask := must[float32]([]float64{1, 1, 1, 1, 1, 0}, []float64{0, 0, 0, 0, 0, 0}, []float64{0, 1, 0, 1, 1, 0})
 	cfg := tas.Config{Lambda: 1, Shape: tas.Parabolic}
 	w, err := weights(mask, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// One advantage per response; the empty row's NaN is never read.
 	adv := []float32{2, float32(math.NaN()), -0.5}
 	seq := tensor.MustNew[float32](3, 6)
-	if err := tas.ApplySequence(seq, adv, mask, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tas.ApplySequence(seq, adv, mask, cfg))
 	for b := range 3 {
 		for i := range 6 {
 			want := float32(0)
 			if mask.At(b, i) == 1 {
 				want = w.At(b, i) * adv[b]
 			}
-			if seq.At(b, i) != want {
-				t.Fatalf("ApplySequence[%d,%d] = %v, want %v", b, i, seq.At(b, i), want)
-			}
+			require.Equal(t, want, seq.At(b, i), "ApplySequence[%d,%d]", b, i)
 		}
 	}
 	// Per-token advantages shaped in place; garbage on masked tokens.
 	tok := must[float32]([]float64{1, 2, 3, 4, 5, math.Inf(1)}, []float64{math.NaN(), 0, 0, 0, 0, 0}, []float64{9, -1, 9, 1, 2, 9})
 	orig := append([]float32(nil), tok.Data...)
-	if err := tas.ApplyTokens(tok, tok, mask, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tas.ApplyTokens(tok, tok, mask, cfg))
 	for i, m := range mask.Data {
 		want := float32(0)
 		if m == 1 {
 			want = w.Data[i] * orig[i]
 		}
-		if tok.Data[i] != want {
-			t.Fatalf("ApplyTokens at %d = %v, want %v", i, tok.Data[i], want)
-		}
+		require.Equal(t, want, tok.Data[i], "ApplyTokens at %d", i)
 	}
 }
 
 func TestParseCurve(t *testing.T) {
 	for _, s := range []tas.Curve{tas.Parabolic, tas.Uniform, tas.Inverse, tas.LinearDecay, tas.LinearIncline} {
 		got, err := tas.ParseCurve(s.String())
-		if err != nil || got != s {
-			t.Errorf("ParseCurve(%q) = %v, %v", s.String(), got, err)
-		}
+		require.NoError(t, err, "ParseCurve(%q)", s.String())
+		assert.Equal(t, s, got, "ParseCurve(%q)", s.String())
 		// The deprecated name still works.
-		if old, err := tas.ParseShape(s.String()); err != nil || old != s {
-			t.Errorf("ParseShape(%q) = %v, %v", s.String(), old, err)
-		}
+		old, err := tas.ParseShape(s.String())
+		require.NoError(t, err, "ParseShape(%q)", s.String())
+		assert.Equal(t, s, old, "ParseShape(%q)", s.String())
 	}
-	if _, err := tas.ParseCurve("linear"); err == nil {
-		t.Error(`ParseCurve("linear") succeeded`)
-	}
+	_, err := tas.ParseCurve("linear")
+	assert.Error(t, err, `ParseCurve("linear") succeeded`)
 	if s := tas.Curve(9).String(); s != "Curve(9)" {
 		t.Errorf("Curve(9).String() = %q", s)
 	}
@@ -246,19 +216,16 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call()
-			if err == nil {
-				t.Fatalf("no error, want %v naming %q", c.kind, c.want)
-			}
+			require.Error(t, err, "no error, want %v naming %q", c.kind, c.want)
 			var ae *tensor.ArgError
-			if !errors.Is(err, c.kind) || !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %q: want a *tensor.ArgError of kind %v naming %q", err, c.kind, c.want)
-			}
+			require.ErrorIs(t, err, c.kind, "error: want a *tensor.ArgError of kind naming")
+			require.ErrorAs(t, err, &ae, "error: want a *tensor.ArgError of kind naming")
+			assert.Contains(t, err.Error(), c.want, "error: want a *tensor.ArgError of kind naming")
 		})
 	}
 	// A float64 batch holds those weights.
-	if _, err := weights(must[float64]([]float64{1, 1}), tas.Config{Lambda: 1e39}); err != nil {
-		t.Errorf("float64 weights with λ = 1e39: %v", err)
-	}
+	_, err := weights(must[float64]([]float64{1, 1}), tas.Config{Lambda: 1e39})
+	assert.NoError(t, err, "float64 weights with λ = 1e39")
 }
 
 // TestDeterministic checks that a batch split across the CPUs gives the
@@ -273,19 +240,13 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 	w, err := weights(mask, tas.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for b := range B {
 		row, _ := tensor.FromSlice(mask.Row(b), 1, T)
 		one, err := weights(row, tas.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, x := range one.Data {
-			if x != w.At(b, i) {
-				t.Fatalf("row %d position %d: batch %v, alone %v", b, i, w.At(b, i), x)
-			}
+			require.Equal(t, w.At(b, i), x, "row %d position %d: batch, alone", b, i)
 		}
 	}
 }
@@ -319,11 +280,7 @@ type weight float64
 func TestNamedFloatType(t *testing.T) {
 	for range 3 { // the second call reuses a job
 		w, err := weights(must[weight]([]float64{1, 1, 1}), tas.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.Data[0] != 1.3 || w.Data[1] != 1 || w.Data[2] != 1.3 {
-			t.Fatalf("weights %v, want [1.3 1 1.3]", w.Data)
-		}
+		require.NoError(t, err)
+		require.Equal(t, []weight{1.3, 1, 1.3}, w.Data)
 	}
 }

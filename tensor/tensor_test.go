@@ -1,52 +1,46 @@
 package tensor_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestConstructors(t *testing.T) {
 	x, err := tensor.New[float32](2, 3)
-	if err != nil || x.B != 2 || x.T != 3 || len(x.Data) != 6 {
-		t.Fatalf("New: %+v %v", x, err)
-	}
-	if _, err := tensor.New[float32](-1, 3); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("New(-1, 3): %v", err)
-	}
-	if _, err := tensor.New[float64](math.MaxInt/2, 3); !errors.Is(err, tensor.ErrRange) {
-		t.Errorf("New overflowing: %v", err)
-	}
-	if _, err := tensor.FromSlice(make([]float32, 5), 2, 3); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("FromSlice short: %v", err)
-	}
+	require.NoError(t, err, "New: %+v", x)
+	require.Equal(t, 2, x.B, "New: %+v", x)
+	require.Equal(t, 3, x.T, "New: %+v", x)
+	require.Len(t, x.Data, 6, "New: %+v", x)
+	_, err = tensor.New[float32](-1, 3)
+	assert.ErrorIs(t, err, tensor.ErrRange, "New(-1, 3)")
+	_, err = tensor.New[float64](math.MaxInt/2, 3)
+	assert.ErrorIs(t, err, tensor.ErrRange, "New overflowing")
+	_, err = tensor.FromSlice(make([]float32, 5), 2, 3)
+	assert.ErrorIs(t, err, tensor.ErrShape, "FromSlice short")
 	y, err := tensor.FromRows[float32]([][]float64{{1, 2}, {3, 4}, {5, 6}})
-	if err != nil || y.At(2, 1) != 6 || y.B != 3 || y.T != 2 {
-		t.Fatalf("FromRows: %+v %v", y, err)
-	}
+	require.NoError(t, err, "FromRows: %+v", y)
+	require.Equal(t, float32(6), y.At(2, 1), "FromRows: %+v", y)
+	require.Equal(t, 3, y.B, "FromRows: %+v", y)
+	require.Equal(t, 2, y.T, "FromRows: %+v", y)
 	_, err = tensor.FromRows[float32]([][]float64{{1, 2}, {3}})
-	if !errors.Is(err, tensor.ErrShape) || !strings.Contains(err.Error(), "rows[1]") {
-		t.Errorf("FromRows ragged: %v", err)
-	}
+	require.ErrorIs(t, err, tensor.ErrShape, "FromRows ragged")
+	assert.Contains(t, err.Error(), "rows[1]", "FromRows ragged")
 	empty, err := tensor.FromRows[float64]([][]float64{})
-	if err != nil || empty.B != 0 || empty.IsZero() {
-		t.Errorf("FromRows empty: %+v %v (an empty batch is not an absent one)", empty, err)
-	}
+	require.NoError(t, err, "FromRows empty: %+v (an empty batch is not an absent one)", empty)
+	assert.Equal(t, 0, empty.B, "FromRows empty: %+v (an empty batch is not an absent one)", empty)
+	assert.False(t, empty.IsZero(), "FromRows empty: %+v (an empty batch is not an absent one)", empty)
 	rows := tensor.Rows[float64](y)
-	if fmt.Sprint(rows) != "[[1 2] [3 4] [5 6]]" {
-		t.Errorf("Rows = %v", rows)
-	}
+	assert.Equal(t, "[[1 2] [3 4] [5 6]]", fmt.Sprint(rows), "Rows = %v", rows)
 	z := tensor.MustNew[float64](3, 2)
-	if err := tensor.Convert(z, y); err != nil || z.At(1, 0) != 3 {
-		t.Errorf("Convert: %v %v", z, err)
-	}
-	if err := tensor.Convert(tensor.MustNew[float64](2, 2), y); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("Convert to wrong shape: %v", err)
-	}
+	err = tensor.Convert(z, y)
+	require.NoError(t, err, "Convert: %v", z)
+	assert.Equal(t, float64(3), z.At(1, 0), "Convert: %v", z)
+	assert.ErrorIs(t, tensor.Convert(tensor.MustNew[float64](2, 2), y), tensor.ErrShape, "Convert to wrong shape")
 	if !(tensor.Batch[float32]{}).IsZero() {
 		t.Error("zero Batch is not IsZero")
 	}
@@ -56,68 +50,56 @@ func TestRowSharesStorage(t *testing.T) {
 	x := tensor.MustNew[float32](2, 3)
 	r := x.Row(1)
 	r[2] = 7
-	if x.At(1, 2) != 7 {
-		t.Error("Row copied")
-	}
-	if cap(r) != 3 {
-		t.Errorf("cap(Row) = %d: appending would overwrite the next row", cap(r))
-	}
+	assert.Equal(t, float32(7), x.At(1, 2), "Row copied")
+	assert.Equal(t, 3, cap(r), "cap(Row): appending would overwrite the next row")
 }
 
 func TestValidationNamesArgumentAndPosition(t *testing.T) {
 	x, _ := tensor.FromSlice([]float64{0, 1, 2, math.NaN(), 4, 5}, 2, 3)
 	err := tensor.CheckFinite("logp", x)
-	if !errors.Is(err, tensor.ErrNonFinite) || err.Error() != "logp[1,0]: not finite: NaN" {
-		t.Errorf("CheckFinite: %v", err)
-	}
+	require.ErrorIs(t, err, tensor.ErrNonFinite, "CheckFinite")
+	assert.Equal(t, "logp[1,0]: not finite: NaN", err.Error(), "CheckFinite")
 	var ae *tensor.ArgError
-	if !errors.As(err, &ae) || ae.Arg != "logp" || fmt.Sprint(ae.Index) != "[1 0]" {
-		t.Errorf("ArgError: %+v", ae)
-	}
+	require.ErrorAs(t, err, &ae, "ArgError: %+v", ae)
+	assert.Equal(t, "logp", ae.Arg, "ArgError: %+v", ae)
+	assert.Equal(t, "[1 0]", fmt.Sprint(ae.Index), "ArgError: %+v", ae)
 	m, _ := tensor.FromSlice([]float32{1, 1, 0, 0.5}, 2, 2)
-	if err := tensor.CheckMask("mask", m); !errors.Is(err, tensor.ErrMask) || !strings.Contains(err.Error(), "mask[1,1]") {
-		t.Errorf("CheckMask: %v", err)
-	}
+	err = tensor.CheckMask("mask", m)
+	require.ErrorIs(t, err, tensor.ErrMask, "CheckMask")
+	assert.Contains(t, err.Error(), "mask[1,1]", "CheckMask")
 	w, _ := tensor.FromSlice([]float32{1, -2}, 1, 2)
-	if err := tensor.CheckNonNegative("w", w); !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "w[0,1]") {
-		t.Errorf("CheckNonNegative: %v", err)
-	}
-	if err := tensor.CheckFiniteVec("r", []float32{1, float32(math.Inf(1))}); !errors.Is(err, tensor.ErrNonFinite) || !strings.Contains(err.Error(), "r[1]") {
-		t.Errorf("CheckFiniteVec: %v", err)
-	}
+	err = tensor.CheckNonNegative("w", w)
+	require.ErrorIs(t, err, tensor.ErrRange, "CheckNonNegative")
+	assert.Contains(t, err.Error(), "w[0,1]", "CheckNonNegative")
+	err = tensor.CheckFiniteVec("r", []float32{1, float32(math.Inf(1))})
+	require.ErrorIs(t, err, tensor.ErrNonFinite, "CheckFiniteVec")
+	assert.Contains(t, err.Error(), "r[1]", "CheckFiniteVec")
 	bad := tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: make([]float32, 3)}
-	if err := bad.Check("adv"); !errors.Is(err, tensor.ErrShape) || !strings.Contains(err.Error(), "adv") {
-		t.Errorf("Check: %v", err)
-	}
-	if err := tensor.CheckShape("adv", tensor.MustNew[float32](2, 3), tensor.Shape{B: 2, T: 4}); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("CheckShape: %v", err)
-	}
+	err = bad.Check("adv")
+	require.ErrorIs(t, err, tensor.ErrShape, "Check")
+	assert.Contains(t, err.Error(), "adv", "Check")
+	assert.ErrorIs(t, tensor.CheckShape("adv", tensor.MustNew[float32](2, 3), tensor.Shape{B: 2, T: 4}), tensor.ErrShape, "CheckShape")
 }
 
 func TestRowLengthsAndPrefixMask(t *testing.T) {
 	m := tensor.MustNew[float32](3, 5)
-	if err := tensor.PrefixMask(m, []int{5, 0, 2}); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(m.Data) != "[1 1 1 1 1 0 0 0 0 0 1 1 0 0 0]" {
-		t.Fatalf("PrefixMask: %v", m.Data)
-	}
+	require.NoError(t, tensor.PrefixMask(m, []int{5, 0, 2}))
+	require.Equal(t, "[1 1 1 1 1 0 0 0 0 0 1 1 0 0 0]", fmt.Sprint(m.Data), "PrefixMask: %v", m.Data)
 	m.Set(1, 3, 1) // not a prefix any more
 	lengths := make([]int, 3)
 	total, err := tensor.RowLengths(lengths, m)
-	if err != nil || total != 8 || fmt.Sprint(lengths) != "[5 1 2]" {
-		t.Errorf("RowLengths = %v %d %v", lengths, total, err)
-	}
+	require.NoError(t, err, "RowLengths = %v", lengths)
+	assert.Equal(t, 8, total, "RowLengths = %v", lengths)
+	assert.Equal(t, "[5 1 2]", fmt.Sprint(lengths), "RowLengths = %v", lengths)
 	m.Set(2, 4, 3)
-	if _, err := tensor.RowLengths(lengths, m); !errors.Is(err, tensor.ErrMask) || !strings.Contains(err.Error(), "mask[2,4]") {
-		t.Errorf("RowLengths bad mask: %v", err)
-	}
-	if _, err := tensor.RowLengths(make([]int, 2), m); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("RowLengths short dst: %v", err)
-	}
-	if err := tensor.PrefixMask(m, []int{1, 6, 0}); !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "lengths[1]") {
-		t.Errorf("PrefixMask too long: %v", err)
-	}
+	_, err = tensor.RowLengths(lengths, m)
+	require.ErrorIs(t, err, tensor.ErrMask, "RowLengths bad mask")
+	assert.Contains(t, err.Error(), "mask[2,4]", "RowLengths bad mask")
+	_, err = tensor.RowLengths(make([]int, 2), m)
+	assert.ErrorIs(t, err, tensor.ErrShape, "RowLengths short dst")
+	err = tensor.PrefixMask(m, []int{1, 6, 0})
+	require.ErrorIs(t, err, tensor.ErrRange, "PrefixMask too long")
+	assert.Contains(t, err.Error(), "lengths[1]", "PrefixMask too long")
 }
 
 // FuzzFromRows: arbitrary row shapes and values never panic, and an

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // adversarialCase is one line of testdata/adversarial.jsonl: a model
@@ -33,9 +35,7 @@ type adversarialCase struct {
 // an error.
 func TestAdversarial(t *testing.T) {
 	f, err := os.Open("testdata/adversarial.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
@@ -44,12 +44,9 @@ func TestAdversarial(t *testing.T) {
 	n := 0
 	for line := 1; sc.Scan(); line++ {
 		var c adversarialCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("line %d: %v", line, err)
-		}
-		if c.Category == "" || c.Why == "" {
-			t.Fatalf("line %d: every case needs a category and a reason", line)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c), "line %d", line)
+		require.NotEmpty(t, c.Category, "line %d: every case needs a category and a reason", line)
+		require.NotEmpty(t, c.Why, "line %d: every case needs a category and a reason", line)
 		n++
 		tl := byCat[c.Category]
 		if tl == nil {
@@ -69,12 +66,8 @@ func TestAdversarial(t *testing.T) {
 		}
 		tl.right++
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n < 150 {
-		t.Errorf("%d cases, want at least 150", n)
-	}
+	require.NoError(t, sc.Err())
+	assert.GreaterOrEqual(t, n, 150, "cases, want at least 150")
 	cats := make([]string, 0, len(byCat))
 	for k := range byCat {
 		cats = append(cats, k)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every verifier's cancelled-context error reads "verifiers: name: context
@@ -19,13 +21,12 @@ func TestCancelledContextPrefix(t *testing.T) {
 	cancel()
 	for _, name := range verifiers.Names() {
 		v, err := verifiers.New(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, err = v.Verify(ctx, "A", "A")
-		if want := "verifiers: " + name + ": context canceled"; err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
-			t.Errorf("%s on a cancelled context: %v, want %q wrapping context.Canceled", name, err, want)
-		}
+		want := "verifiers: " + name + ": context canceled"
+		require.Error(t, err, "%s on a cancelled context, wrapping context.Canceled", name)
+		assert.Equal(t, want, err.Error(), "%s on a cancelled context, wrapping context.Canceled", name)
+		assert.ErrorIs(t, err, context.Canceled, "%s on a cancelled context, wrapping context.Canceled", name)
 	}
 }
 
@@ -50,9 +51,8 @@ func TestMathParamErrors(t *testing.T) {
 			t.Errorf("math %v: %v, want a *tensor.ArgError for %s wrapping ErrParam", c.params, err, c.arg)
 			continue
 		}
-		if errors.Is(err, tensor.ErrRange) != c.inRange || strings.Contains(err.Error(), "out of range") != c.inRange {
-			t.Errorf("math %v: %q: want errors.Is(ErrRange) = %v and the text to agree", c.params, err, c.inRange)
-		}
+		assert.Equal(t, c.inRange, errors.Is(err, tensor.ErrRange), "math %v: errors.Is(ErrRange) and the text must agree", c.params)
+		assert.Equal(t, c.inRange, strings.Contains(err.Error(), "out of range"), "math %v: errors.Is(ErrRange) and the text must agree", c.params)
 		if !strings.HasPrefix(err.Error(), "verifiers: math: params[") {
 			t.Errorf("math %v: %q, want the one prefix \"verifiers: math: \"", c.params, err)
 		}
@@ -74,21 +74,18 @@ func TestUnparseableReference(t *testing.T) {
 		"structured_f1": {"[1]", "{"},
 	} {
 		v, err := verifiers.New(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, ref := range refs {
 			res, err := v.Verify(context.Background(), "<answer>1</answer>", ref)
 			var ae *tensor.ArgError
-			if !errors.Is(err, verifiers.ErrSyntax) || !errors.As(err, &ae) || ae.Arg != "ref" {
-				t.Errorf("%s with reference %q: %+v, %v; want a *tensor.ArgError for ref wrapping ErrSyntax", name, ref, res, err)
-			}
+			require.ErrorIs(t, err, verifiers.ErrSyntax, "%s with reference %q: %+v; want a *tensor.ArgError for ref wrapping ErrSyntax", name, ref, res)
+			require.ErrorAs(t, err, &ae, "%s with reference %q: %+v; want a *tensor.ArgError for ref wrapping ErrSyntax", name, ref, res)
+			assert.Equal(t, "ref", ae.Arg, "%s with reference %q: %+v; want a *tensor.ArgError for ref wrapping ErrSyntax", name, ref, res)
 		}
 	}
 	// Plain text that is not LaTeX stays an answer compared as text.
-	if _, err := verifiers.Default.Verify(context.Background(), "math", `\boxed{7}`, "12:00", nil); err != nil {
-		t.Errorf("math with the text reference 12:00: %v", err)
-	}
+	_, err := verifiers.Default.Verify(context.Background(), "math", `\boxed{7}`, "12:00", nil)
+	assert.NoError(t, err, "math with the text reference 12:00")
 }
 
 // New reads the parameters once: changing the map afterwards changes
@@ -96,15 +93,12 @@ func TestUnparseableReference(t *testing.T) {
 func TestNewReadsParamsOnce(t *testing.T) {
 	p := verifiers.Params{"tol": 0.1}
 	v, err := verifiers.New("number", p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p["tol"] = -1.0 // would be an error if Verify read it
 	p["bogus"] = true
 	res, err := v.Verify(context.Background(), "The answer is 105.", "100")
-	if err != nil || !res.Correct {
-		t.Errorf("after the map changed: %+v, %v; want correct within tol 0.1", res, err)
-	}
+	require.NoError(t, err, "after the map changed: %+v; want correct within tol 0.1", res)
+	assert.True(t, res.Correct, "after the map changed: %+v; want correct within tol 0.1", res)
 }
 
 // Registry.Verify builds a verifier once per distinct (name, parameters),
@@ -121,15 +115,12 @@ func TestRegistryCachesBuiltVerifiers(t *testing.T) {
 			return verifiers.Result{Score: 1, Correct: true}, nil
 		}), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	verify := func(p verifiers.Params) {
 		t.Helper()
-		if _, err := reg.Verify(ctx, "count", "a", "a", p); err != nil {
-			t.Fatal(err)
-		}
+		_, err := reg.Verify(ctx, "count", "a", "a", p)
+		require.NoError(t, err)
 	}
 	for range 100 {
 		verify(nil)
@@ -141,9 +132,8 @@ func TestRegistryCachesBuiltVerifiers(t *testing.T) {
 	}
 	// Parameters that fail are reported on every call, not cached.
 	for range 2 {
-		if _, err := reg.Verify(ctx, "count", "a", "a", verifiers.Params{"x": 1.0}); !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("bad parameters: %v", err)
-		}
+		_, err := reg.Verify(ctx, "count", "a", "a", verifiers.Params{"x": 1.0})
+		assert.ErrorIs(t, err, verifiers.ErrParam, "bad parameters")
 	}
 	// Many distinct parameter sets: the cache is emptied rather than
 	// grown, so the first set is built again. (k 1 and 2 are cached
@@ -165,13 +155,11 @@ func TestRegistryCachesBuiltVerifiers(t *testing.T) {
 func TestMathArgumentOrder(t *testing.T) {
 	const response, reference = "I computed 2+2 and got 4", "4"
 	v, err := verifiers.New("math", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := v.Verify(context.Background(), response, reference)
-	if err != nil || res.Correct || res.Reason == "" {
-		t.Errorf("Verify(response, reference) = %+v, %v; want 0 with a reason", res, err)
-	}
+	require.NoError(t, err, "Verify(response, reference) = %+v; want 0 with a reason", res)
+	assert.False(t, res.Correct, "Verify(response, reference) = %+v; want 0 with a reason", res)
+	assert.NotEmpty(t, res.Reason, "Verify(response, reference) = %+v; want 0 with a reason", res)
 	if swapped, _ := v.Verify(context.Background(), reference, response); !swapped.Correct {
 		t.Fatalf("the swapped call scores %+v; this test no longer tells the orders apart", swapped)
 	}
@@ -183,9 +171,9 @@ func TestMathArgumentOrder(t *testing.T) {
 			return verifiers.Default.Verify(context.Background(), "math", response, reference, nil)
 		},
 	} {
-		if r, err := got(); err != nil || r != res {
-			t.Errorf("%s = %+v, %v; want %+v", name, r, err, res)
-		}
+		r, err := got()
+		require.NoError(t, err, "%s", name)
+		assert.Equal(t, res, r, "%s", name)
 	}
 }
 
@@ -198,9 +186,8 @@ func TestMathParsedIsReadable(t *testing.T) {
 		{`\boxed{abc}`, "abc"},
 	} {
 		res, err := verifiers.Math(context.Background(), c.response, "4", nil)
-		if err != nil || res.Parsed != c.parsed {
-			t.Errorf("Math(%q).Parsed = %q, %v; want %q", c.response, res.Parsed, err, c.parsed)
-		}
+		require.NoError(t, err, "Math(%q).Parsed", c.response)
+		assert.Equal(t, c.parsed, res.Parsed, "Math(%q).Parsed", c.response)
 	}
 }
 
@@ -228,9 +215,8 @@ func TestRegistryVerifyCacheHitAllocatesNothing(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := verifiers.Params{"tol": 0.01, "extract": "slot", "lenient": true, "keys": []any{"a", 1.0}}
-	if _, err := reg.Verify(ctx, "nop", "a", "a", p); err != nil {
-		t.Fatal(err)
-	}
+	_, err := reg.Verify(ctx, "nop", "a", "a", p)
+	require.NoError(t, err)
 	if n := testing.AllocsPerRun(100, func() { _, _ = reg.Verify(ctx, "nop", "a", "a", p) }); n != 0 {
 		t.Errorf("Registry.Verify with cached parameters: %v allocations, want 0", n)
 	}

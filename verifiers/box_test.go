@@ -2,12 +2,13 @@ package verifiers_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestIoU(t *testing.T) {
@@ -52,9 +53,8 @@ func TestParseBox(t *testing.T) {
 		{"[-1, -2, +3, 4]", verifiers.Box{-1, -2, 3, 4}, true},
 	} {
 		got, ok := verifiers.ParseBox(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("ParseBox(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
-		}
+		assert.Equal(t, c.want, got, "ParseBox(%q)", c.in)
+		assert.Equal(t, c.ok, ok, "ParseBox(%q)", c.in)
 	}
 }
 
@@ -78,9 +78,8 @@ func TestIoUVerifier(t *testing.T) {
 		{"<answer>no box</answer>", nil, 0, false},
 	} {
 		res := verify(t, "iou", c.pred, ref, c.p)
-		if !near(res.Score, c.score) || res.Correct != c.correct {
-			t.Errorf("iou(%q, %v) = %+v, want score %v correct %v", c.pred, c.p, res, c.score, c.correct)
-		}
+		assert.True(t, near(res.Score, c.score), "iou(%q, %v) = %+v, want score %v correct", c.pred, c.p, res, c.score)
+		assert.Equal(t, c.correct, res.Correct, "iou(%q, %v) = %+v, want score %v correct", c.pred, c.p, res, c.score)
 	}
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -94,9 +93,8 @@ func TestIoUVerifier(t *testing.T) {
 		{ref, verifiers.Params{"progress": -0.1}, verifiers.ErrParam},
 		{ref, verifiers.Params{"progress": 0.5, "threshold": 0.5}, verifiers.ErrParam},
 	} {
-		if _, err := verifiers.Default.Verify(ctx, "iou", "[0,0,1,1]", c.ref, c.p); !errors.Is(err, c.kind) {
-			t.Errorf("iou(ref %q, %v): err = %v, want %v", c.ref, c.p, err, c.kind)
-		}
+		_, err := verifiers.Default.Verify(ctx, "iou", "[0,0,1,1]", c.ref, c.p)
+		assert.ErrorIs(t, err, c.kind, "iou(ref %q, %v): err = %v, want %v", c.ref, c.p, err, c.kind)
 	}
 }
 
@@ -143,30 +141,23 @@ func TestScoreDetections(t *testing.T) {
 		{"optimal", steal, stealPred, optimal, (8.0/12)*0.7 + 0.3, 2},
 	} {
 		ds, err := verifiers.ScoreDetections(c.gt, c.pred, c.cfg)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if !near(ds.Score, c.score) || ds.Matched != c.matched {
-			t.Errorf("%s: %+v, want score %v matched %d", c.name, ds, c.score, c.matched)
-		}
+		require.NoError(t, err, "%s", c.name)
+		assert.True(t, near(ds.Score, c.score), "%s: %+v, want score %v matched", c.name, ds, c.score)
+		assert.Equal(t, c.matched, ds.Matched, "%s: %+v, want score %v matched", c.name, ds, c.score)
 	}
 	// Greedy takes ground truth in order: the first box gets its best.
 	ds, _ := verifiers.ScoreDetections(steal, stealPred, cfg)
-	if ds.Match[0] != 0 || ds.Match[1] != -1 {
-		t.Errorf("greedy Match = %v, want [0 -1]", ds.Match)
-	}
+	assert.Equal(t, 0, ds.Match[0], "greedy Match = %v, want [0 -1]", ds.Match)
+	assert.Equal(t, -1, ds.Match[1], "greedy Match = %v, want [0 -1]", ds.Match)
 	ds, _ = verifiers.ScoreDetections(steal, stealPred, optimal)
-	if ds.Match[0] != 1 || ds.Match[1] != 0 {
-		t.Errorf("optimal Match = %v, want [1 0]", ds.Match)
-	}
+	assert.Equal(t, 1, ds.Match[0], "optimal Match = %v, want [1 0]", ds.Match)
+	assert.Equal(t, 0, ds.Match[1], "optimal Match = %v, want [1 0]", ds.Match)
 	bad := cfg
 	bad.Threshold = 0
-	if _, err := verifiers.ScoreDetections(steal, stealPred, bad); err == nil {
-		t.Errorf("threshold 0 accepted")
-	}
-	if _, err := verifiers.ScoreDetections([]verifiers.Detection{det("a", 1, 1, 0, 0)}, nil, cfg); err == nil {
-		t.Errorf("unordered ground-truth box accepted")
-	}
+	_, err := verifiers.ScoreDetections(steal, stealPred, bad)
+	assert.Error(t, err, "threshold 0 accepted")
+	_, err = verifiers.ScoreDetections([]verifiers.Detection{det("a", 1, 1, 0, 0)}, nil, cfg)
+	assert.Error(t, err, "unordered ground-truth box accepted")
 }
 
 // TestPenaltyIsPerCountDifference checks the factor 0.6^|#pred − #gt| on
@@ -179,14 +170,11 @@ func TestPenaltyIsPerCountDifference(t *testing.T) {
 			pred = append(pred, det("b", 50, 50, 60, 60))
 		}
 		ds, err := verifiers.ScoreDetections(gt, pred, verifiers.DefaultDetectionConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fa := float64(extra) / float64(extra+1)
 		want := (0.7 + 0.3*(1-fa/2)) * math.Pow(0.6, float64(extra))
-		if !near(ds.Score, want) || !near(ds.Penalty, math.Pow(0.6, float64(extra))) {
-			t.Errorf("%d extra boxes: %+v, want score %v", extra, ds, want)
-		}
+		assert.True(t, near(ds.Score, want), "%d extra boxes: %+v, want score %v", extra, ds, want)
+		assert.True(t, near(ds.Penalty, math.Pow(0.6, float64(extra))), "%d extra boxes: %+v, want score %v", extra, ds, want)
 	}
 }
 
@@ -208,9 +196,8 @@ func TestDetectionVerifier(t *testing.T) {
 		{`<answer>[{"label": 7, "bbox": [0,0,10,10]}]</answer>`, nil, 0, false},
 	} {
 		res := verify(t, "detection", c.pred, ref, c.p)
-		if !near(res.Score, c.score) || res.Correct != c.correct {
-			t.Errorf("detection(%q, %v) = %+v, want %v, %v", c.pred, c.p, res, c.score, c.correct)
-		}
+		assert.True(t, near(res.Score, c.score), "detection(%q, %v) = %+v, want %v", c.pred, c.p, res, c.score)
+		assert.Equal(t, c.correct, res.Correct, "detection(%q, %v) = %+v, want %v", c.pred, c.p, res, c.score)
 	}
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -225,9 +212,8 @@ func TestDetectionVerifier(t *testing.T) {
 		{ref, verifiers.Params{"completeness": 2}},
 		{ref, verifiers.Params{"count_penalty": 0}},
 	} {
-		if _, err := verifiers.Default.Verify(ctx, "detection", "[]", c.ref, c.p); err == nil {
-			t.Errorf("detection(ref %q, %v) accepted", c.ref, c.p)
-		}
+		_, err := verifiers.Default.Verify(ctx, "detection", "[]", c.ref, c.p)
+		assert.Error(t, err, "detection(ref %q, %v) accepted", c.ref, c.p)
 	}
 }
 
@@ -248,9 +234,7 @@ func TestAssignMatchesBruteForce(t *testing.T) {
 		}
 		dst := make([]int, rows)
 		got, err := verifiers.Assign(dst, cost)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := bruteAssign(cost, cols)
 		if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
 			t.Fatalf("trial %d %d×%d: Assign = %v, brute force %v\n%v", trial, rows, cols, got, want, cost)
@@ -319,9 +303,8 @@ func TestAssignErrors(t *testing.T) {
 		"Inf":        {make([]int, 1), [][]float64{{math.Inf(-1)}}},
 		"huge":       {make([]int, 1), [][]float64{{1e200}}},
 	} {
-		if _, err := verifiers.Assign(c.dst, c.cost); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
+		_, err := verifiers.Assign(c.dst, c.cost)
+		assert.Error(t, err, "%s: accepted", name)
 	}
 }
 
@@ -329,14 +312,13 @@ func TestDynamicIoU(t *testing.T) {
 	for _, c := range []struct{ p, want float64 }{
 		{0, 0.85}, {0.05, 0.85}, {0.10, 0.85}, {0.1000001, 0.95}, {0.25, 0.95}, {0.26, 0.99}, {1, 0.99},
 	} {
-		if got, err := verifiers.DynamicIoU(c.p); err != nil || got != c.want {
-			t.Errorf("DynamicIoU(%v) = %v, %v; want %v", c.p, got, err, c.want)
-		}
+		got, err := verifiers.DynamicIoU(c.p)
+		require.NoError(t, err, "DynamicIoU(%v)", c.p)
+		assert.Equal(t, c.want, got, "DynamicIoU(%v)", c.p)
 	}
 	for _, p := range []float64{-0.01, 1.01, math.NaN()} {
-		if _, err := verifiers.DynamicIoU(p); err == nil {
-			t.Errorf("DynamicIoU(%v) accepted", p)
-		}
+		_, err := verifiers.DynamicIoU(p)
+		assert.Error(t, err, "DynamicIoU(%v) accepted", p)
 	}
 	if got, _ := verifiers.LooseIoUSchedule().At(0.5); got != 0.85 {
 		t.Errorf("loose schedule at 0.5 = %v", got)
@@ -344,19 +326,13 @@ func TestDynamicIoU(t *testing.T) {
 	if got, _ := verifiers.StrictIoUSchedule().At(0); got != 0.9 {
 		t.Errorf("strict schedule at 0 = %v", got)
 	}
-	if err := (verifiers.IoUSchedule{Until: []float64{0.5, 0.4}, Thresholds: []float64{1, 1, 1}}).Validate(); err == nil {
-		t.Errorf("decreasing boundaries accepted")
-	}
+	assert.Error(t, (verifiers.IoUSchedule{Until: []float64{0.5, 0.4}, Thresholds: []float64{1, 1, 1}}).Validate(), "decreasing boundaries accepted")
 }
 
 func TestAdaptiveIoU(t *testing.T) {
 	a, err := verifiers.NewAdaptiveIoU(0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Threshold() != 0.5 {
-		t.Fatalf("starts at %v", a.Threshold())
-	}
+	require.NoError(t, err)
+	require.Equal(t, 0.5, a.Threshold(), "starts at")
 	steps := []struct{ bsr, want float64 }{
 		{0.4, 0.5},  // below τ at the bottom: stays
 		{0.5, 0.5},  // equal: stays
@@ -365,16 +341,14 @@ func TestAdaptiveIoU(t *testing.T) {
 		{0.1, 0.55}, // below: down
 	}
 	for _, s := range steps {
-		if got, err := a.Step(s.bsr); err != nil || got != s.want {
-			t.Errorf("Step(%v) = %v, %v; want %v", s.bsr, got, err, s.want)
-		}
+		got, err := a.Step(s.bsr)
+		require.NoError(t, err, "Step(%v)", s.bsr)
+		assert.Equal(t, s.want, got, "Step(%v)", s.bsr)
 	}
 	for range 20 {
 		_, _ = a.Step(1)
 	}
-	if a.Threshold() != 0.99 {
-		t.Errorf("top level %v, want 0.99", a.Threshold())
-	}
+	assert.Equal(t, 0.99, a.Threshold(), "top level, want 0.99")
 	// At 0.99: two of four boxes exceed it → 0.5 = τ, stays.
 	if got, _ := a.Observe([]float64{1, 0.995, 0.99, 0.3}); got != 0.99 {
 		t.Errorf("Observe = %v, want 0.99", got)
@@ -382,16 +356,12 @@ func TestAdaptiveIoU(t *testing.T) {
 	if got, _ := a.Observe([]float64{0.3}); got != 0.95 {
 		t.Errorf("Observe(miss) = %v, want 0.95", got)
 	}
-	if _, err := a.Observe(nil); err == nil {
-		t.Errorf("Observe(nil) accepted")
-	}
-	if _, err := a.Observe([]float64{1.5}); err == nil {
-		t.Errorf("Observe(1.5) accepted")
-	}
-	if _, err := a.Step(math.NaN()); err == nil {
-		t.Errorf("Step(NaN) accepted")
-	}
-	if _, err := verifiers.NewAdaptiveIoU(2); err == nil {
-		t.Errorf("τ = 2 accepted")
-	}
+	_, err = a.Observe(nil)
+	assert.Error(t, err, "Observe(nil) accepted")
+	_, err = a.Observe([]float64{1.5})
+	assert.Error(t, err, "Observe(1.5) accepted")
+	_, err = a.Step(math.NaN())
+	assert.Error(t, err, "Step(NaN) accepted")
+	_, err = verifiers.NewAdaptiveIoU(2)
+	assert.Error(t, err, "τ = 2 accepted")
 }

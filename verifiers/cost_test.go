@@ -3,7 +3,6 @@ package verifiers_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Cost bounds of one verifier call on any input up to costInputBytes.
@@ -116,9 +117,8 @@ func TestWorstCaseCost(t *testing.T) {
 	var most uint64
 	var mostName string
 	for _, c := range worstCases() {
-		if len(c.pred) > costInputBytes || len(c.ref) > costInputBytes {
-			t.Fatalf("%s/%s: input over %d bytes", c.verifier, c.name, costInputBytes)
-		}
+		require.LessOrEqual(t, len(c.pred), costInputBytes, "%s/%s: input over bytes", c.verifier, c.name)
+		require.LessOrEqual(t, len(c.ref), costInputBytes, "%s/%s: input over bytes", c.verifier, c.name)
 		took, alloc, res, err := measure(c, 3)
 		if err != nil {
 			t.Errorf("%s/%s: %v", c.verifier, c.name, err)
@@ -176,11 +176,11 @@ func TestDeadlineIsAVerdict(t *testing.T) {
 			pred = "<think>a</think><answer>b</answer>"
 		}
 		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], nil)
-		if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
-			t.Errorf("%s past its deadline: %+v, %v; want a timeout verdict", name, res, err)
-		}
-		if _, err := verifiers.Default.Verify(cancelled, name, pred, validRefs[name], nil); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s with a cancelled context: %v; want context.Canceled", name, err)
-		}
+		require.NoError(t, err, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.True(t, res.Timeout, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.Equal(t, float64(0), res.Score, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		assert.NotEmpty(t, res.Reason, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		_, err = verifiers.Default.Verify(cancelled, name, pred, validRefs[name], nil)
+		assert.ErrorIs(t, err, context.Canceled, "%s with a cancelled context: %v; want context.Canceled", name, err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/rlpost/rlpost/internal/errwalk"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // failure is one documented failure mode of an exported function: the
@@ -40,9 +42,7 @@ func checkFailure(t *testing.T, name, prefix string, f failure) {
 		return
 	}
 	for _, k := range f.kinds {
-		if !errors.Is(err, k) {
-			t.Errorf("%s: %q does not wrap %q", name, err, k)
-		}
+		assert.ErrorIs(t, err, k, "%s: %q does not wrap %q", name, err, k)
 	}
 	for _, k := range allKinds {
 		if errors.Is(err, k) && !strings.Contains(err.Error(), k.Error()) {
@@ -69,9 +69,7 @@ func checkFailure(t *testing.T, name, prefix string, f failure) {
 func checkCoverage(t *testing.T, dir string, covered map[string]failure, exempt map[string]string) {
 	t.Helper()
 	names, err := errwalk.ErrorFuncs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, n := range names {
 		_, ok := covered[n]
 		if _, ex := exempt[n]; !ok && !ex {
@@ -79,9 +77,7 @@ func checkCoverage(t *testing.T, dir string, covered map[string]failure, exempt 
 		}
 	}
 	for n := range covered {
-		if !slices.Contains(names, n) {
-			t.Errorf("failure case for %s, which is not an exported function returning an error", n)
-		}
+		assert.True(t, slices.Contains(names, n), "failure case for %s, which is not an exported function returning an error", n)
 	}
 }
 
@@ -91,9 +87,7 @@ func TestFailureModes(t *testing.T) {
 	ctx := context.Background()
 	bad := verifiers.Params{"bogus": 1.0}
 	adaptive, err := verifiers.NewAdaptiveIoU(0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var reg verifiers.Registry
 	svg := verifiers.SVG{Render: boxRenderer(8, 8)}
 	param := func(key string) string { return `params["` + key + `"]` }

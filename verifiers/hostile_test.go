@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hostileBudget is how long one verification of adversarial input may take.
@@ -91,9 +93,7 @@ func allVerifiers(t testing.TB) map[string]verifyWith {
 	all := map[string]verifyWith{"svg": build(verifiers.SVG{Render: boxRenderer(32, 32)}.New)}
 	for _, name := range verifiers.Names() {
 		f, err := verifiers.Default.Factory(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if name != "svg" {
 			all[name] = build(f)
 		}
@@ -127,9 +127,7 @@ func TestHostileInputsAreBounded(t *testing.T) {
 				if took > slowest {
 					slowest, slowestCase = took, name+"/"+kind
 				}
-				if took > hostileBudget {
-					t.Errorf("%s on %s (as ref %v) took %v", name, kind, asRef, took)
-				}
+				assert.LessOrEqual(t, took, hostileBudget, "%s on %s (as ref %v) took", name, kind, asRef)
 				if err == nil && !(res.Score >= 0 && res.Score <= 1) {
 					t.Errorf("%s on %s (as ref %v): score %v", name, kind, asRef, res.Score)
 				}
@@ -149,12 +147,12 @@ func TestOverLimit(t *testing.T) {
 	big := strings.Repeat("a", verifiers.MaxInputBytes+1)
 	for name, v := range allVerifiers(t) {
 		start := time.Now()
-		if res, err := v.Verify(context.Background(), big, validRefs[name], nil); err != nil || res.Score != 0 || res.Reason == "" {
-			t.Errorf("%s with pred over the limit: %+v, %v; want 0 with a reason", name, res, err)
-		}
-		if _, err := v.Verify(context.Background(), "x", big, nil); !errors.Is(err, verifiers.ErrTooLarge) {
-			t.Errorf("%s with ref over the limit: %v", name, err)
-		}
+		res, err := v.Verify(context.Background(), big, validRefs[name], nil)
+		require.NoError(t, err, "%s with pred over the limit: %+v; want 0 with a reason", name, res)
+		assert.Equal(t, float64(0), res.Score, "%s with pred over the limit: %+v; want 0 with a reason", name, res)
+		assert.NotEmpty(t, res.Reason, "%s with pred over the limit: %+v; want 0 with a reason", name, res)
+		_, err = v.Verify(context.Background(), "x", big, nil)
+		assert.ErrorIs(t, err, verifiers.ErrTooLarge, "%s with ref over the limit", name)
 		if took := time.Since(start); took > hostileBudget {
 			t.Errorf("%s: rejecting oversized input took %v", name, took)
 		}
@@ -170,14 +168,14 @@ func TestQuadraticPathsAreCapped(t *testing.T) {
 	b := strings.Repeat("本日", 1024)
 	start := time.Now()
 	res, err := verifiers.OCR(ctx, a, b, nil)
-	if took := time.Since(start); err != nil || took > hostileBudget {
-		t.Errorf("ocr at MaxEditCells: %+v, %v in %v", res, err, took)
-	}
+	took := time.Since(start)
+	require.NoError(t, err, "ocr at MaxEditCells: %+v", res)
+	assert.LessOrEqual(t, took, hostileBudget, "ocr at MaxEditCells: %+v", res)
 	// Past the old full-table cap the banded table still finds a small
 	// distance: a score, not an error.
-	if res, err := verifiers.OCR(ctx, a+"x", b+"y", nil); err != nil || res.Score < 0.99 {
-		t.Errorf("ocr past MaxEditCells: %+v, %v", res, err)
-	}
+	res, err = verifiers.OCR(ctx, a+"x", b+"y", nil)
+	require.NoError(t, err, "ocr past MaxEditCells: %+v", res)
+	assert.GreaterOrEqual(t, res.Score, 0.99, "ocr past MaxEditCells: %+v", res)
 	// 32 K against 32 K unrelated characters, and 31 references of 2 KB:
 	// bounded work per call, a score (with a reason if the budget ran out).
 	x, y := strings.Repeat("abcdefgh", 4096), strings.Repeat("hgfedcba", 4096)
@@ -185,9 +183,10 @@ func TestQuadraticPathsAreCapped(t *testing.T) {
 	for _, c := range [][2]string{{x, y}, {strings.Repeat("poiuytrewq", 205), string(refs)}} {
 		start := time.Now()
 		res, err := verifiers.OCR(ctx, c[0], c[1], nil)
-		if took := time.Since(start); err != nil || took > hostileBudget || res.Score != 0 {
-			t.Errorf("ocr %d against %d bytes: %+v, %v in %v", len(c[0]), len(c[1]), res, err, took)
-		}
+		took := time.Since(start)
+		require.NoError(t, err, "ocr %d against %d bytes: %+v", len(c[0]), len(c[1]), res)
+		assert.LessOrEqual(t, took, hostileBudget, "ocr %d against %d bytes: %+v", len(c[0]), len(c[1]), res)
+		assert.Equal(t, float64(0), res.Score, "ocr %d against %d bytes: %+v", len(c[0]), len(c[1]), res)
 	}
 	// Detection: MaxBoxes on both sides, optimal matching.
 	var sb strings.Builder
@@ -204,16 +203,16 @@ func TestQuadraticPathsAreCapped(t *testing.T) {
 	boxes := sb.String()
 	start = time.Now()
 	res, err = verifiers.DetectionVerifier(ctx, boxes, boxes, verifiers.Params{"matching": "optimal"})
-	if took := time.Since(start); err != nil || res.Score != 1 || took > hostileBudget {
-		t.Errorf("detection with %d boxes, optimal: %+v, %v in %v", verifiers.MaxBoxes, res, err, took)
-	}
+	took = time.Since(start)
+	require.NoError(t, err, "detection with %d boxes, optimal: %+v", verifiers.MaxBoxes, res)
+	assert.Equal(t, float64(1), res.Score, "detection with %d boxes, optimal: %+v", verifiers.MaxBoxes, res)
+	assert.LessOrEqual(t, took, hostileBudget, "detection with %d boxes, optimal: %+v", verifiers.MaxBoxes, res)
 	over := strings.Replace(boxes, "[", `[{"label":"a","bbox":[0,0,1,1]},`, 1)
-	if res, err := verifiers.DetectionVerifier(ctx, over, boxes, nil); err != nil || res.Score != 0 {
-		t.Errorf("prediction over MaxBoxes: %+v, %v; want score 0", res, err)
-	}
-	if _, err := verifiers.DetectionVerifier(ctx, boxes, over, nil); !errors.Is(err, verifiers.ErrTooLarge) {
-		t.Errorf("reference over MaxBoxes: %v", err)
-	}
+	res, err = verifiers.DetectionVerifier(ctx, over, boxes, nil)
+	require.NoError(t, err, "prediction over MaxBoxes: %+v; want score 0", res)
+	assert.Equal(t, float64(0), res.Score, "prediction over MaxBoxes: %+v; want score 0", res)
+	_, err = verifiers.DetectionVerifier(ctx, boxes, over, nil)
+	assert.ErrorIs(t, err, verifiers.ErrTooLarge, "reference over MaxBoxes")
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestReadNumbers(t *testing.T) {
@@ -54,9 +55,8 @@ func TestReadNumbers(t *testing.T) {
 		for _, r := range got {
 			s = append(s, r.String())
 		}
-		if strings.Join(s, " ") != strings.Join(c.want, " ") || lim != c.limited {
-			t.Errorf("ReadNumbers(%.40q) = %v, %v; want %v, %v", c.in, s, lim, c.want, c.limited)
-		}
+		assert.Equal(t, strings.Join(c.want, " "), strings.Join(s, " "), "ReadNumbers(%.40q) = %v; want %v", c.in, s, c.want)
+		assert.Equal(t, c.limited, lim, "ReadNumbers(%.40q) = %v; want %v", c.in, s, c.want)
 	}
 }
 

@@ -2,12 +2,13 @@ package verifiers_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The shared robustness tests run every registered verifier against the
@@ -22,9 +23,7 @@ func init() {
 func verifyDefault(t *testing.T, name, pred, ref string, p verifiers.Params) verifiers.Result {
 	t.Helper()
 	res, err := verifiers.Default.Verify(context.Background(), name, pred, ref, p)
-	if err != nil {
-		t.Fatalf("%s(%q, %q, %v): %v", name, pred, ref, p, err)
-	}
+	require.NoError(t, err, "%s(%q, %q, %v)", name, pred, ref, p)
 	return res
 }
 
@@ -53,22 +52,17 @@ func TestTemporalIoU(t *testing.T) {
 		{"[1, 2] then <answer>[3, 7]</answer>", "[3, 7]", 1, true}, // the answer block wins
 	} {
 		res := verifyDefault(t, "temporal_iou", c.pred, c.ref, nil)
-		if math.Abs(res.Score-c.score) > 1e-12 || res.Correct != c.correct {
-			t.Errorf("temporal_iou(%q, %q) = %+v, want %v, %v", c.pred, c.ref, res, c.score, c.correct)
-		}
+		assert.InDelta(t, c.score, res.Score, 1e-12, "temporal_iou(%q, %q) = %+v", c.pred, c.ref, res)
+		assert.Equal(t, c.correct, res.Correct, "temporal_iou(%q, %q) = %+v", c.pred, c.ref, res)
 	}
 	res := verifyDefault(t, "temporal_iou", "[1, 4]", "[3, 7]", verifiers.Params{"threshold": 0.1})
-	if !res.Correct {
-		t.Error("threshold 0.1 does not accept IoU 1/6")
-	}
+	assert.True(t, res.Correct, "threshold 0.1 does not accept IoU 1/6")
 	for _, ref := range []string{"", "[3]", "[7, 3]", "[-1, 2]", `"3-7"`} {
-		if _, err := verifiers.Default.Verify(context.Background(), "temporal_iou", "[3, 7]", ref, nil); !errors.Is(err, verifiers.ErrSyntax) {
-			t.Errorf("ref %q: error %v, want ErrSyntax", ref, err)
-		}
+		_, err := verifiers.Default.Verify(context.Background(), "temporal_iou", "[3, 7]", ref, nil)
+		assert.ErrorIs(t, err, verifiers.ErrSyntax, "ref %q: error %v, want ErrSyntax", ref, err)
 	}
-	if _, err := verifiers.Default.Verify(context.Background(), "temporal_iou", "[3, 7]", "[3, 7]", verifiers.Params{"thresh": 1}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("unknown parameter: %v, want ErrParam", err)
-	}
+	_, err := verifiers.Default.Verify(context.Background(), "temporal_iou", "[3, 7]", "[3, 7]", verifiers.Params{"thresh": 1})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "unknown parameter: %v, want ErrParam", err)
 }
 
 func TestThinkBoxedFormat(t *testing.T) {
@@ -89,9 +83,7 @@ func TestThinkBoxedFormat(t *testing.T) {
 	} {
 		res := verifyDefault(t, "think_boxed_format", c.pred, "", nil)
 		ok, share := verifiers.ThinkBoxed(c.pred, 0.2)
-		if ok != c.want {
-			t.Errorf("ThinkBoxed(%q) = %v (share %v), want %v", c.pred, ok, share, c.want)
-		}
+		assert.Equal(t, c.want, ok, "ThinkBoxed(%q) = (share %v)", c.pred, share)
 		if res.Correct != c.want || (res.Score == 1) != c.want {
 			t.Errorf("think_boxed_format(%q) = %+v, want %v (share %v)", c.pred, res, c.want, share)
 		}
@@ -102,12 +94,9 @@ func TestThinkBoxedFormat(t *testing.T) {
 		t.Errorf("ThinkBoxed at exactly 20%% = %v, %v", ok, share)
 	}
 	res := verifyDefault(t, "think_boxed_format", `<think>a</think>\boxed{`+strings.Repeat("9", 20)+"}", "", verifiers.Params{"max_ratio": 0.5})
-	if !res.Correct {
-		t.Errorf("max_ratio 0.5: %+v", res)
-	}
-	if _, err := verifiers.Default.Verify(context.Background(), "think_boxed_format", "", "", verifiers.Params{"max_ratio": 0}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("max_ratio 0: %v, want ErrParam", err)
-	}
+	assert.True(t, res.Correct, "max_ratio 0.5: %+v", res)
+	_, err := verifiers.Default.Verify(context.Background(), "think_boxed_format", "", "", verifiers.Params{"max_ratio": 0})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "max_ratio 0: %v, want ErrParam", err)
 }
 
 func TestVAGENFormat(t *testing.T) {
@@ -166,9 +155,8 @@ func TestVAGENFormat(t *testing.T) {
 		t.Error("the default style is not grounding_worldmodeling")
 	}
 	for _, p := range []verifiers.Params{{"style": "grounding-worldmodeling"}, {"style": 1}, {"style": "no_think", "x": 1}} {
-		if _, err := verifiers.Default.Verify(context.Background(), "vagen_format", ans, "", p); !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("params %v: %v, want ErrParam", p, err)
-		}
+		_, err := verifiers.Default.Verify(context.Background(), "vagen_format", ans, "", p)
+		assert.ErrorIs(t, err, verifiers.ErrParam, "params %v: %v, want ErrParam", p, err)
 	}
 }
 
@@ -193,21 +181,18 @@ func TestStructuredF1(t *testing.T) {
 		{`{}`, 0, false},
 	} {
 		res := verifyDefault(t, "structured_f1", c.pred, gold, nil)
-		if math.Abs(res.Score-c.score) > 1e-12 || res.Correct != c.correct {
-			t.Errorf("structured_f1(%q) = %+v, want %v, %v", c.pred, res, c.score, c.correct)
-		}
+		assert.InDelta(t, c.score, res.Score, 1e-12, "structured_f1(%q) = %+v", c.pred, res)
+		assert.Equal(t, c.correct, res.Correct, "structured_f1(%q) = %+v", c.pred, res)
 	}
 	if res := verifyDefault(t, "structured_f1", "{}", "{}", nil); res.Score != 1 {
 		t.Errorf("empty against empty: %+v, want 1", res)
 	}
-	if _, err := verifiers.Default.Verify(context.Background(), "structured_f1", "{}", "[1]", nil); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("ref not an object: %v, want ErrSyntax", err)
-	}
+	_, err := verifiers.Default.Verify(context.Background(), "structured_f1", "{}", "[1]", nil)
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "ref not an object: %v, want ErrSyntax", err)
 	deep := strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)
 	if res := verifyDefault(t, "structured_f1", deep, gold, nil); res.Score != 0 || !strings.HasPrefix(res.Parsed, "limit") {
 		t.Errorf("over the depth limit: %+v, want 0 with a limit reason", res)
 	}
-	if _, err := verifiers.StructuredFacts(deep); !errors.Is(err, verifiers.ErrTooLarge) {
-		t.Errorf("StructuredFacts(deep): %v, want ErrTooLarge", err)
-	}
+	_, err = verifiers.StructuredFacts(deep)
+	assert.ErrorIs(t, err, verifiers.ErrTooLarge, "StructuredFacts(deep): %v, want ErrTooLarge", err)
 }

@@ -2,11 +2,12 @@ package verifiers_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestAnswerTag(t *testing.T) {
@@ -22,9 +23,8 @@ func TestAnswerTag(t *testing.T) {
 		{"</answer><answer>", "", false},
 	} {
 		got, ok := verifiers.AnswerTag(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("AnswerTag(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
+		assert.Equal(t, c.want, got, "AnswerTag(%q)", c.in)
+		assert.Equal(t, c.ok, ok, "AnswerTag(%q)", c.in)
 	}
 }
 
@@ -44,9 +44,8 @@ func TestLastBoxed(t *testing.T) {
 		{"", "", false},
 	} {
 		got, ok := verifiers.LastBoxed(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("LastBoxed(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
+		assert.Equal(t, c.want, got, "LastBoxed(%q)", c.in)
+		assert.Equal(t, c.ok, ok, "LastBoxed(%q)", c.in)
 	}
 }
 
@@ -68,9 +67,8 @@ func TestExtract(t *testing.T) {
 		{"x", "bogus", "", false},
 	} {
 		got, ok := verifiers.Extract(c.in, c.mode)
-		if got != c.want || ok != c.ok {
-			t.Errorf("Extract(%q, %s) = %q, %v; want %q, %v", c.in, c.mode, got, ok, c.want, c.ok)
-		}
+		assert.Equal(t, c.want, got, "Extract(%q, %s)", c.in, c.mode)
+		assert.Equal(t, c.ok, ok, "Extract(%q, %s)", c.in, c.mode)
 	}
 }
 
@@ -95,9 +93,8 @@ func TestChoice(t *testing.T) {
 			t.Errorf("choice(%q, %q) = %+v, want score %v parsed %q", c.pred, c.ref, res, c.score, c.parsed)
 		}
 	}
-	if _, err := verifiers.Default.Verify(context.Background(), "choice", "A", "123", nil); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("choice with a letterless ref: %v, want ErrSyntax", err)
-	}
+	_, err := verifiers.Default.Verify(context.Background(), "choice", "A", "123", nil)
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "choice with a letterless ref: %v, want ErrSyntax", err)
 }
 
 func TestLastNumber(t *testing.T) {
@@ -121,9 +118,8 @@ func TestLastNumber(t *testing.T) {
 		{"none", "", false},
 	} {
 		got, ok := verifiers.LastNumber(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("LastNumber(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
+		assert.Equal(t, c.want, got, "LastNumber(%q)", c.in)
+		assert.Equal(t, c.ok, ok, "LastNumber(%q)", c.in)
 	}
 }
 
@@ -150,12 +146,10 @@ func TestNumber(t *testing.T) {
 			t.Errorf("number(%.40q, %.40q, %v) = %+v, want %v", c.pred, c.ref, c.p, res, c.score)
 		}
 	}
-	if _, err := verifiers.Default.Verify(context.Background(), "number", "1", "n/a", nil); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("number with a ref without a number: %v", err)
-	}
-	if _, err := verifiers.Default.Verify(context.Background(), "number", "1", "1", verifiers.Params{"tol": -1}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("number with tol −1: %v", err)
-	}
+	_, err := verifiers.Default.Verify(context.Background(), "number", "1", "n/a", nil)
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "number with a ref without a number")
+	_, err = verifiers.Default.Verify(context.Background(), "number", "1", "1", verifiers.Params{"tol": -1})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "number with tol −1")
 }
 
 func TestAnswerVerifier(t *testing.T) {
@@ -194,9 +188,8 @@ func TestFormats(t *testing.T) {
 			t.Errorf("FormatTags(%q) = %v, want %v", c.in, got, c.tags)
 		}
 		r := verify(t, "format", c.in, "", nil)
-		if r.Correct != c.avat || r.Score != map[bool]float64{true: 1}[c.avat] {
-			t.Errorf("format(%q) = %+v", c.in, r)
-		}
+		assert.Equal(t, c.avat, r.Correct, "format(%q) = %+v", c.in, r)
+		assert.Equal(t, map[bool]float64{true: 1}[c.avat], r.Score, "format(%q) = %+v", c.in, r)
 		r = verify(t, "format_tags", c.in, "", nil)
 		if r.Score != c.tags || r.Correct != (c.tags == 1) {
 			t.Errorf("format_tags(%q) = %+v", c.in, r)
@@ -246,19 +239,17 @@ func TestEditDistance(t *testing.T) {
 				a, b = b, a
 			}
 			d, err := verifiers.EditDistance(a, b)
-			if err != nil || d != c.d {
-				t.Errorf("EditDistance(%q, %q) = %d, %v; want %d", a, b, d, err, c.d)
-			}
+			require.NoError(t, err, "EditDistance(%q, %q)", a, b)
+			assert.Equal(t, c.d, d, "EditDistance(%q, %q)", a, b)
 		}
 	}
 	big := strings.Repeat("ab", 2500)
-	if _, err := verifiers.EditDistance(big, strings.Repeat("ba", 2500)); !errors.Is(err, verifiers.ErrTooLarge) {
-		t.Errorf("EditDistance over MaxEditCells: %v", err)
-	}
+	_, err := verifiers.EditDistance(big, strings.Repeat("ba", 2500))
+	assert.ErrorIs(t, err, verifiers.ErrTooLarge, "EditDistance over MaxEditCells")
 	// Identical long strings need no table.
-	if d, err := verifiers.EditDistance(big, big); err != nil || d != 0 {
-		t.Errorf("EditDistance(big, big) = %d, %v", d, err)
-	}
+	d, err := verifiers.EditDistance(big, big)
+	require.NoError(t, err, "EditDistance(big, big)")
+	assert.Equal(t, 0, d, "EditDistance(big, big)")
 }
 
 func TestHTML(t *testing.T) {
@@ -288,7 +279,5 @@ func TestHTML(t *testing.T) {
 			t.Errorf("Tags misses %q: %v", want, tags)
 		}
 	}
-	if len(tags) != 4 {
-		t.Errorf("Tags = %v, want 4 names", tags)
-	}
+	assert.Len(t, tags, 4, "Tags: want 4 names")
 }

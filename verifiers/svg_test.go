@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func grayImage(w, h int, f func(x, y int) uint8) *image.Gray {
@@ -70,24 +72,22 @@ func TestSSIM(t *testing.T) {
 	b := grayImage(16, 16, func(int, int) uint8 { return 150 })
 	got, err := verifiers.SSIM(a, b)
 	want := (2*100*150 + 6.5025) / (100*100 + 150*150 + 6.5025)
-	if err != nil || math.Abs(got-want) > 1e-12 {
-		t.Errorf("SSIM(constant 100, constant 150) = %v, %v; want %v", got, err, want)
-	}
+	require.NoError(t, err, "SSIM(constant 100, constant 150)")
+	assert.InDelta(t, want, got, 1e-12, "SSIM(constant 100, constant 150)")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, size := range [][2]int{{11, 11}, {23, 17}, {40, 12}, {7, 30}, {1, 5}, {3, 3}} {
 		w, h := size[0], size[1]
 		x := grayImage(w, h, func(int, int) uint8 { return uint8(rng.IntN(256)) })
 		y := grayImage(w, h, func(i, j int) uint8 { return uint8(min(255, int(x.GrayAt(i, j).Y)/2+rng.IntN(128))) })
 		got, err := verifiers.SSIM(x, y)
-		if want := naiveSSIM(x, y); err != nil || math.Abs(got-want) > 1e-9 {
-			t.Errorf("%d×%d: SSIM = %v, %v; naive %v", w, h, got, err, want)
-		}
+		want := naiveSSIM(x, y)
+		require.NoError(t, err, "%d×%d: SSIM naive", w, h)
+		assert.InDelta(t, want, got, 1e-9, "%d×%d: SSIM naive", w, h)
 		if self, _ := verifiers.SSIM(x, x); math.Abs(self-1) > 1e-12 {
 			t.Errorf("%d×%d: SSIM(x, x) = %v", w, h, self)
 		}
-		if got < -1 || got > 1 {
-			t.Errorf("%d×%d: SSIM = %v outside [−1, 1]", w, h, got)
-		}
+		assert.GreaterOrEqual(t, got, -1.0, "%d×%d: SSIM outside [−1, 1]", w, h)
+		assert.LessOrEqual(t, got, 1.0, "%d×%d: SSIM outside [−1, 1]", w, h)
 	}
 	// Colour images go through luma over white: opaque black RGBA equals gray 0,
 	// transparent equals white.
@@ -103,18 +103,15 @@ func TestSSIM(t *testing.T) {
 		}
 		return 255
 	})
-	if s, err := verifiers.SSIM(rgba, gray); err != nil || math.Abs(s-1) > 1e-12 {
-		t.Errorf("SSIM(RGBA, its gray) = %v, %v", s, err)
-	}
-	if _, err := verifiers.SSIM(a, grayImage(15, 16, func(int, int) uint8 { return 0 })); !errors.Is(err, tensor.ErrShape) {
-		t.Errorf("SSIM of different sizes: %v", err)
-	}
-	if _, err := verifiers.SSIM(nil, a); err == nil {
-		t.Errorf("SSIM(nil) accepted")
-	}
-	if _, err := verifiers.SSIM(image.NewGray(image.Rect(0, 0, 0, 0)), image.NewGray(image.Rect(0, 0, 0, 0))); err == nil {
-		t.Errorf("SSIM of empty images accepted")
-	}
+	s, err := verifiers.SSIM(rgba, gray)
+	require.NoError(t, err, "SSIM(RGBA, its gray)")
+	assert.InDelta(t, 1, s, 1e-12, "SSIM(RGBA, its gray)")
+	_, err = verifiers.SSIM(a, grayImage(15, 16, func(int, int) uint8 { return 0 }))
+	assert.ErrorIs(t, err, tensor.ErrShape, "SSIM of different sizes")
+	_, err = verifiers.SSIM(nil, a)
+	assert.Error(t, err, "SSIM(nil) accepted")
+	_, err = verifiers.SSIM(image.NewGray(image.Rect(0, 0, 0, 0)), image.NewGray(image.Rect(0, 0, 0, 0)))
+	assert.Error(t, err, "SSIM of empty images accepted")
 }
 
 // boxRenderer draws the last [x1,y1,x2,y2] of the source in black on a
@@ -142,15 +139,15 @@ func TestSVG(t *testing.T) {
 	v := verifiers.SVG{Render: boxRenderer(32, 32)}
 	ctx := context.Background()
 	res, err := v.Verify(ctx, "<answer>```svg\n"+ref+"\n```</answer>", ref, nil)
-	if err != nil || res.Score != 1 || !res.Correct {
-		t.Errorf("identical SVG: %+v, %v", res, err)
-	}
+	require.NoError(t, err, "identical SVG: %+v", res)
+	assert.Equal(t, float64(1), res.Score, "identical SVG: %+v", res)
+	assert.True(t, res.Correct, "identical SVG: %+v", res)
 	// Unrenderable prediction: image score 0, tokens and tags still count.
 	res, err = v.Verify(ctx, `<svg><rect/></svg>`, ref, nil)
 	tok, tag := verifiers.CodeOverlap(`<svg><rect/></svg>`, ref)
-	if err != nil || !near(res.Score, 0.25*(tok+tag)) || res.Correct {
-		t.Errorf("unrenderable SVG: %+v, %v; want %v", res, err, 0.25*(tok+tag))
-	}
+	require.NoError(t, err, "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
+	assert.True(t, near(res.Score, 0.25*(tok+tag)), "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
+	assert.False(t, res.Correct, "unrenderable SVG: %+v; want %v", res, 0.25*(tok+tag))
 	// A shifted shape: SSIM strictly between 0 and 1.
 	res, err = v.Verify(ctx, `<svg><rect d="[6,4,22,20]"/></svg>`, ref, nil)
 	if err != nil || !(res.Score > 0.5 && res.Score < 1) {
@@ -163,20 +160,20 @@ func TestSVG(t *testing.T) {
 		}
 		return boxRenderer(64, 64)(ctx, `[8,8,40,40]`)
 	}}
-	if res, err = sized.Verify(ctx, ref+" ", ref, nil); err != nil || res.Score != 1 {
-		t.Errorf("resampled identical SVG: %+v, %v", res, err)
-	}
-	if _, err := v.Verify(ctx, ref, "<svg/>", nil); !errors.Is(err, verifiers.ErrSyntax) {
-		t.Errorf("unrenderable reference: %v", err)
-	}
+	res, err = sized.Verify(ctx, ref+" ", ref, nil)
+	require.NoError(t, err, "resampled identical SVG: %+v", res)
+	assert.Equal(t, float64(1), res.Score, "resampled identical SVG: %+v", res)
+	_, err = v.Verify(ctx, ref, "<svg/>", nil)
+	assert.ErrorIs(t, err, verifiers.ErrSyntax, "unrenderable reference")
 	// Without a renderer (the Default registry's "svg") the image term is
 	// 0: an identical answer scores 0.5 from code overlap, with a reason.
-	if res, err := verifiers.Default.Verify(ctx, "svg", ref, ref, nil); err != nil || res.Score != 0.5 || res.Correct || res.Reason == "" {
-		t.Errorf("no renderer: %+v, %v", res, err)
-	}
+	res, err = verifiers.Default.Verify(ctx, "svg", ref, ref, nil)
+	require.NoError(t, err, "no renderer: %+v", res)
+	assert.Equal(t, 0.5, res.Score, "no renderer: %+v", res)
+	assert.False(t, res.Correct, "no renderer: %+v", res)
+	assert.NotEmpty(t, res.Reason, "no renderer: %+v", res)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := v.Verify(cancelled, ref, ref, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
-	}
+	_, err = v.Verify(cancelled, ref, ref, nil)
+	assert.ErrorIs(t, err, context.Canceled, "cancelled")
 }

@@ -3,23 +3,21 @@ package verifiers_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rlpost/rlpost/verifiers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // verify runs a built-in verifier from the Default registry.
 func verify(t *testing.T, name, pred, ref string, p verifiers.Params) verifiers.Result {
 	t.Helper()
 	res, err := verifiers.Default.Verify(context.Background(), name, pred, ref, p)
-	if err != nil {
-		t.Fatalf("%s(%q, %q, %v): %v", name, pred, ref, p, err)
-	}
+	require.NoError(t, err, "%s(%q, %q, %v)", name, pred, ref, p)
 	return res
 }
 
@@ -28,13 +26,9 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b))
 func TestDefaultRegistryHoldsConformanceKeys(t *testing.T) {
 	names := verifiers.Names()
 	for _, k := range []string{"math", "choice", "number", "iou", "detection", "ocr", "html", "format", "format_tags", "answer"} {
-		if !slices.Contains(names, k) {
-			t.Errorf("Default lacks %q; has %v", k, names)
-		}
+		assert.True(t, slices.Contains(names, k), "Default lacks %q; has %v", k, names)
 	}
-	if !slices.IsSorted(names) {
-		t.Errorf("Names() = %v, not sorted", names)
-	}
+	assert.True(t, slices.IsSorted(names), "Names = %v, not sorted", names)
 }
 
 func TestRegistry(t *testing.T) {
@@ -42,36 +36,28 @@ func TestRegistry(t *testing.T) {
 	one := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: 1, Correct: true}, nil
 	}))
-	if err := r.Register("one", one); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Register("one", one))
 	for _, c := range []struct {
 		name string
 		f    verifiers.Factory
 	}{{"one", one}, {"", one}, {"two words", one}, {"nil", nil}} {
-		if err := r.Register(c.name, c.f); !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("Register(%q) = %v, want ErrParam", c.name, err)
-		}
+		err := r.Register(c.name, c.f)
+		assert.ErrorIs(t, err, verifiers.ErrParam, "Register(%q) = %v, want ErrParam", c.name, err)
 	}
-	if _, err := r.New("missing", nil); !errors.Is(err, verifiers.ErrUnknown) || !strings.Contains(err.Error(), "one") {
-		t.Errorf("New(missing) = %v, want ErrUnknown listing \"one\"", err)
-	}
-	if _, err := r.New("one", verifiers.Params{"x": 1}); !errors.Is(err, verifiers.ErrParam) {
-		t.Errorf("New(one, params) = %v, want ErrParam: it takes none", err)
-	}
+	_, err := r.New("missing", nil)
+	require.ErrorIs(t, err, verifiers.ErrUnknown, "New(missing): want ErrUnknown listing \"one\"")
+	assert.Contains(t, err.Error(), "one", "New(missing): want ErrUnknown listing \"one\"")
+	_, err = r.New("one", verifiers.Params{"x": 1})
+	assert.ErrorIs(t, err, verifiers.ErrParam, "New(one, params) = %v, want ErrParam: it takes none", err)
 	res, err := r.Verify(context.Background(), "one", "", "", nil)
-	if err != nil || res.Score != 1 {
-		t.Errorf("Verify(one) = %v, %v", res, err)
-	}
+	require.NoError(t, err, "Verify(one) = %v", res)
+	assert.Equal(t, float64(1), res.Score, "Verify(one) = %v", res)
 	bad := verifiers.WithoutParams(verifiers.Func(func(context.Context, string, string) (verifiers.Result, error) {
 		return verifiers.Result{Score: math.NaN()}, nil
 	}))
-	if err := r.Register("bad", bad); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Verify(context.Background(), "bad", "", "", nil); err == nil {
-		t.Errorf("Verify passed a NaN score on")
-	}
+	require.NoError(t, r.Register("bad", bad))
+	_, err = r.Verify(context.Background(), "bad", "", "", nil)
+	assert.Error(t, err, "Verify passed a NaN score on")
 }
 
 func TestRegistryConcurrent(t *testing.T) {
@@ -99,27 +85,25 @@ func TestRegistryConcurrent(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	var p verifiers.Params
-	if err := json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := p.Float("f", 9); err != nil || v != 0.5 {
-		t.Errorf("Float(f) = %v, %v", v, err)
-	}
-	if v, err := p.Float("missing", 9); err != nil || v != 9 {
-		t.Errorf("Float(missing) = %v, %v", v, err)
-	}
-	if v, err := p.Float("n", 9); err != nil || v != 9 {
-		t.Errorf("Float(null) = %v, %v", v, err)
-	}
-	if v, err := p.Int("i", 0); err != nil || v != 3 {
-		t.Errorf("Int(i) = %v, %v", v, err)
-	}
-	if v, err := p.Bool("b", false); err != nil || !v {
-		t.Errorf("Bool(b) = %v, %v", v, err)
-	}
-	if v, err := p.String("s", ""); err != nil || v != "x" {
-		t.Errorf("String(s) = %v, %v", v, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(`{"f": 0.5, "i": 3, "b": true, "s": "x", "n": null, "frac": 2.5}`), &p))
+	v, err := p.Float("f", 9)
+	require.NoError(t, err, "Float(f)")
+	assert.Equal(t, 0.5, v, "Float(f)")
+	v, err = p.Float("missing", 9)
+	require.NoError(t, err, "Float(missing)")
+	assert.Equal(t, float64(9), v, "Float(missing)")
+	v, err = p.Float("n", 9)
+	require.NoError(t, err, "Float(null)")
+	assert.Equal(t, float64(9), v, "Float(null)")
+	n, err := p.Int("i", 0)
+	require.NoError(t, err, "Int(i)")
+	assert.Equal(t, 3, n, "Int(i)")
+	b, err := p.Bool("b", false)
+	require.NoError(t, err, "Bool(b)")
+	assert.True(t, b, "Bool(b)")
+	s, err := p.String("s", "")
+	require.NoError(t, err, "String(s)")
+	assert.Equal(t, "x", s, "String(s)")
 	for name, err := range map[string]error{
 		"Float(s)":     second(p.Float("s", 0)),
 		"Int(frac)":    second(p.Int("frac", 0)),
@@ -131,20 +115,14 @@ func TestParams(t *testing.T) {
 		"Float(+Inf)":  second(verifiers.Params{"x": math.Inf(1)}.Float("x", 0)),
 		"Float(bad #)": second(verifiers.Params{"x": json.Number("1x")}.Float("x", 0)),
 	} {
-		if !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("%s: err = %v, want ErrParam", name, err)
-		}
+		assert.ErrorIs(t, err, verifiers.ErrParam, "%s: err = %v, want ErrParam", name, err)
 	}
-	if err := p.Only("f", "i", "b", "s", "n", "frac"); err != nil {
-		t.Errorf("Only(all) = %v", err)
-	}
-	if v, err := (verifiers.Params{"x": int64(7)}).Float("x", 0); err != nil || v != 7 {
-		t.Errorf("Float(int64) = %v, %v", v, err)
-	}
-	_, err := p.Float("s", 0)
-	if !strings.Contains(err.Error(), `params["s"]`) {
-		t.Errorf("error %q does not name the key", err)
-	}
+	assert.NoError(t, p.Only("f", "i", "b", "s", "n", "frac"), "Only(all)")
+	v, err = (verifiers.Params{"x": int64(7)}).Float("x", 0)
+	require.NoError(t, err, "Float(int64)")
+	assert.Equal(t, float64(7), v, "Float(int64)")
+	_, err = p.Float("s", 0)
+	assert.Contains(t, err.Error(), `params["s"]`, "the error names the key")
 }
 
 func second[T any](_ T, err error) error { return err }
@@ -152,9 +130,7 @@ func second[T any](_ T, err error) error { return err }
 func TestUnknownParamIsAnError(t *testing.T) {
 	for _, name := range verifiers.Names() {
 		_, err := verifiers.Default.Verify(context.Background(), name, "<answer>A</answer>", "A", verifiers.Params{"treshold": 0.5})
-		if !errors.Is(err, verifiers.ErrParam) {
-			t.Errorf("%s with a misspelt parameter: err = %v, want ErrParam", name, err)
-		}
+		assert.ErrorIs(t, err, verifiers.ErrParam, "%s with a misspelt parameter: err = %v, want ErrParam", name, err)
 	}
 }
 
@@ -162,8 +138,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, name := range verifiers.Names() {
-		if _, err := verifiers.Default.Verify(ctx, name, "A", "A", nil); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s on a cancelled context: err = %v", name, err)
-		}
+		_, err := verifiers.Default.Verify(ctx, name, "A", "A", nil)
+		assert.ErrorIs(t, err, context.Canceled, "%s on a cancelled context: err =", name)
 	}
 }

@@ -35,9 +35,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // the conform command in-process.
 func TestConformGolden(t *testing.T) {
 	dir, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatalf("no golden files in %s", dir)
@@ -50,19 +48,11 @@ func TestConformGolden(t *testing.T) {
 		}
 		for _, c := range golden.Load(t, op) {
 			code, out, _ := runCmd(t, string(c.Request), "conform")
-			if code != 0 {
-				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
-			}
+			require.Equal(t, 0, code, "%s:%d: exit: %s", op, c.Line, out)
 			var got, want any
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("%s:%d: %v", op, c.Line, err)
-			}
-			if err := json.Unmarshal(c.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
-			if err := match(got, want, op); err != nil {
-				t.Errorf("%s:%d: %v", op, c.Line, err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got), "%s:%d", op, c.Line)
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
+			assert.NoError(t, match(got, want, op), "%s:%d", op, c.Line)
 		}
 	}
 }
@@ -88,16 +78,11 @@ func TestConformErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, _ := runCmd(t, c.req, "conform")
-			if code != 2 {
-				t.Errorf("exit %d, want 2", code)
-			}
+			assert.Equal(t, 2, code, "exit, want 2")
 			var resp map[string]string
-			if err := json.Unmarshal([]byte(out), &resp); err != nil {
-				t.Fatalf("output %q is not a JSON object of strings: %v", out, err)
-			}
-			if len(resp) != 1 || !strings.Contains(resp["error"], c.substr) {
-				t.Errorf("response %v, want an error naming %q", resp, c.substr)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &resp), "output %q is not a JSON object of strings", out)
+			assert.Len(t, resp, 1, "response, want an error naming")
+			assert.Contains(t, resp["error"], c.substr, "response, want an error naming")
 		})
 	}
 }
@@ -108,29 +93,24 @@ func TestConformNotImplementedYet(t *testing.T) {
 			continue
 		}
 		code, out, _ := runCmd(t, fmt.Sprintf(`{"op": %q}`, op), "conform")
-		if code != 2 || !strings.Contains(out, "not implemented yet") {
-			t.Errorf("%s: exit %d, %s", op, code, out)
-		}
+		assert.Equal(t, 2, code, "%s: exit", op)
+		assert.Contains(t, out, "not implemented yet", "%s: exit", op)
 	}
 }
 
 func TestBench(t *testing.T) {
 	code, out, errOut := runCmd(t, "", "bench", "-op", "policy_loss", "-B", "4", "-T", "64", "-iters", "3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s %s", code, out, errOut)
-	}
+	require.Equal(t, 0, code, "exit: %s %s", out, errOut)
 	var res map[string]any
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	for _, k := range []string{"op", "B", "T", "tokens", "ns_per_token", "tokens_per_sec", "allocs_per_iter"} {
 		if _, ok := res[k]; !ok {
 			t.Errorf("bench output lacks %q: %s", k, out)
 		}
 	}
-	if res["B"].(float64) != 4 || res["T"].(float64) != 64 || res["ns_per_token"].(float64) <= 0 {
-		t.Errorf("bench output %s", out)
-	}
+	assert.Equal(t, float64(4), res["B"].(float64), "bench output %s", out)
+	assert.Equal(t, float64(64), res["T"].(float64), "bench output %s", out)
+	assert.Greater(t, res["ns_per_token"].(float64), 0.0, "bench output %s", out)
 	if code, out, _ := runCmd(t, "", "bench", "-op", "nope"); code != 2 || !strings.Contains(out, "error") {
 		t.Errorf("unknown op: exit %d %s", code, out)
 	}
@@ -146,37 +126,27 @@ func TestBench(t *testing.T) {
 // binary as the rlpost that it runs in subprocesses.
 func TestGoldenCommand(t *testing.T) {
 	dir, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Setenv("RLPOST_TEST_AS_MAIN", "1")
 	files := []string{filepath.Join(dir, "policy_loss.jsonl"), filepath.Join(dir, "group_advantages.jsonl")}
 	cases := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		cases += strings.Count(string(data), "\n")
 	}
 	code, out, errOut := runCmd(t, "", append([]string{"golden", "-bin", exe}, files...)...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("golden: %d passed, 0 failed, 0 skipped", cases)) {
-		t.Errorf("exit %d:\n%s%s", code, out, errOut)
-	}
+	assert.Equal(t, 0, code, "exit: %s", errOut)
+	assert.Contains(t, out, fmt.Sprintf("golden: %d passed, 0 failed, 0 skipped", cases), "exit: %s", errOut)
 	// A deliberately wrong expectation must fail.
 	bad := filepath.Join(t.TempDir(), "value_loss.jsonl")
 	line := `{"request": {"op": "value_loss", "values": [[1]], "returns": [[0]], "mask": [[1]], "config": {"clip": 0}}, "expected": {"loss": 0.6, "grad": [[1]]}}`
-	if err := os.WriteFile(bad, []byte(line+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(bad, []byte(line+"\n"), 0o644))
 	code, out, _ = runCmd(t, "", "golden", "-bin", exe, bad)
-	if code != 1 || !strings.Contains(out, "FAIL value_loss.jsonl:1: .loss = 0.5, want 0.6") {
-		t.Errorf("wrong expectation: exit %d:\n%s", code, out)
-	}
+	assert.Equal(t, 1, code, "wrong expectation: exit")
+	assert.Contains(t, out, "FAIL value_loss.jsonl:1: .loss = 0.5, want 0.6", "wrong expectation: exit")
 }
 
 func TestUsage(t *testing.T) {

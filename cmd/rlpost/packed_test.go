@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // packedFields are the per-token fields of the ops that accept cu_seqlens,
@@ -42,9 +43,7 @@ func TestConformPackedGolden(t *testing.T) {
 		for _, c := range golden.Load(t, op) {
 			cases++
 			var req map[string]any
-			if err := json.Unmarshal(c.Request, &req); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal(c.Request, &req))
 			mask := req["mask"].([]any)
 			lengths, cu := make([]int, len(mask)), []int{0}
 			for b, r := range mask {
@@ -60,28 +59,18 @@ func TestConformPackedGolden(t *testing.T) {
 				}
 			}
 			code, out, _ := runCmd(t, string(c.Request), "conform")
-			if code != 0 {
-				t.Fatalf("%s:%d: exit %d: %s", op, c.Line, code, out)
-			}
+			require.Equal(t, 0, code, "%s:%d: exit: %s", op, c.Line, out)
 			var want map[string]any
-			if err := json.Unmarshal([]byte(out), &want); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &want))
 			pack(want, fields, lengths)
 			pack(req, fields, lengths)
 			req["cu_seqlens"] = cu
 			body, _ := json.Marshal(req)
 			code, out, _ = runCmd(t, string(body), "conform")
-			if code != 0 {
-				t.Fatalf("%s:%d packed: exit %d: %s", op, c.Line, code, out)
-			}
+			require.Equal(t, 0, code, "%s:%d packed: exit: %s", op, c.Line, out)
 			var got map[string]any
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s:%d packed with cu_seqlens %v:\n got %v\nwant %v", op, c.Line, cu, got, want)
-			}
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.Equal(t, want, got, "%s:%d packed with cu_seqlens %v: want", op, c.Line, cu)
 		}
 		t.Logf("%s: %d cases, %d rows shortened", op, cases, shortened)
 		if cases == 0 || shortened == 0 {

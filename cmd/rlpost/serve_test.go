@@ -8,30 +8,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestServeRefusesPublicAddressWithoutToken(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := serveRun(context.Background(), []string{"-addr", "0.0.0.0:0"}, &stdout, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "without a token") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
+	assert.Equal(t, 2, code, "exit, stderr")
+	assert.Contains(t, stderr.String(), "without a token", "exit, stderr")
 }
 
 func TestServeTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short")
-	if err := os.WriteFile(short, []byte("abc\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(short, []byte("abc\n"), 0o600))
 	var stdout, stderr bytes.Buffer
 	if code := serveRun(context.Background(), []string{"-token-file", short}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "at least 16") {
 		t.Errorf("short token: exit %d, stderr %q", code, stderr.String())
 	}
 	good := filepath.Join(dir, "good")
-	if err := os.WriteFile(good, []byte("  0123456789abcdef0123\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(good, []byte("  0123456789abcdef0123\n"), 0o600))
 	// With a token the server starts (CheckBind's test covers public
 	// addresses) and
 	// stops when its context ends.
@@ -42,9 +40,7 @@ func TestServeTokenFile(t *testing.T) {
 	if code := serveRun(ctx, []string{"-addr", "127.0.0.1:0", "-token-file", good}, &stdout, &stderr); code != 0 {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
-	if !strings.HasPrefix(stdout.String(), "rlpost serve: listening on http://") {
-		t.Errorf("stdout %q", stdout.String())
-	}
+	assert.True(t, strings.HasPrefix(stdout.String(), "rlpost serve: listening on http://"), "stdout %q", stdout.String())
 }
 
 func TestServeFlags(t *testing.T) {
@@ -58,23 +54,19 @@ func TestServeFlags(t *testing.T) {
 	}
 	var b byteSize
 	for in, want := range map[string]int64{"1048576": 1 << 20, "64KiB": 64 << 10, "32MiB": 32 << 20, "1GiB": 1 << 30} {
-		if err := b.Set(in); err != nil || int64(b) != want {
-			t.Errorf("%s: %d, %v", in, b, err)
-		}
+		err := b.Set(in)
+		require.NoError(t, err, "%s: %d", in, b)
+		assert.Equal(t, want, int64(b), "%s: %d", in, b)
 	}
 }
 
 func TestServeLoadtestRunsAndStops(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := serveRun(context.Background(), []string{"-loadtest", "-duration", "50ms", "-batches", "1,8", "-conns", "1,2"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
+	require.Equal(t, 0, code, "exit, stderr %q", stderr.String())
 	out := stdout.String()
 	for _, want := range []string{"mean raw rate", "| 1 | 1 |", "| 8 | 2 |", "best batched"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want, "output lacks")
 	}
 	if code := serveRun(context.Background(), []string{"-loadtest", "-duration", "2m"}, &stdout, &stderr); code != 2 {
 		t.Errorf("-duration 2m: exit %d, want 2 (bounded)", code)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMathVerifyCasesThroughVerify sends Math-Verify's own test cases to
@@ -18,26 +19,19 @@ func TestMathVerifyCasesThroughVerify(t *testing.T) {
 		t.Skip(why)
 	}
 	cases, err := mvcases.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var in strings.Builder
 	for _, c := range cases {
 		params, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatalf("%s: %v", c.ID, err)
-		}
+		require.NoError(t, err, "%s", c.ID)
 		line, err := json.Marshal(map[string]any{"verifier": "math", "gold": c.Gold, "pred": c.Pred, "params": params})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		in.Write(line)
 		in.WriteByte('\n')
 	}
 	outs, code, _ := runVerify(t, in.String())
-	if code != 0 || len(outs) != len(cases) {
-		t.Fatalf("exit %d, %d lines for %d cases", code, len(outs), len(cases))
-	}
+	require.Equal(t, 0, code, "exit, lines for cases")
+	require.Equal(t, len(cases), len(outs), "exit, lines for cases")
 	var tally mvcases.Tally
 	for i, c := range cases {
 		o := outs[i]

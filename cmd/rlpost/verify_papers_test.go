@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The verifiers issue 19 added answer `rlpost verify` with the papers'
@@ -28,9 +30,9 @@ func TestVerifyPaperVerifiers(t *testing.T) {
 		in.WriteString(c.line + "\n")
 	}
 	outs, code, stderr := runVerify(t, in.String())
-	if code != 0 || stderr != "" || len(outs) != len(cases) {
-		t.Fatalf("exit %d, stderr %q, %d lines", code, stderr, len(outs))
-	}
+	require.Equal(t, 0, code, "exit, stderr, lines")
+	require.Equal(t, "", stderr, "exit, stderr, lines")
+	require.Equal(t, len(cases), len(outs), "exit, stderr, lines")
 	for i, c := range cases {
 		o := outs[i]
 		if o.Error != "" || math.Abs(*o.Score-c.score) > 1e-12 || *o.Correct != c.correct {

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type verifyLineOut struct {
@@ -32,9 +35,7 @@ func runVerify(t *testing.T, input string, args ...string) ([]verifyLineOut, int
 		var o verifyLineOut
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			t.Fatalf("output line %q: %v", line, err)
-		}
+		require.NoError(t, dec.Decode(&o), "output line %q", line)
 		if (o.Error == "") != (o.Score != nil && o.Correct != nil) {
 			t.Fatalf("output line %q is neither a result nor an error", line)
 		}
@@ -67,12 +68,9 @@ func TestVerifyEveryConformanceKey(t *testing.T) {
 		in.WriteString(c.line + "\n")
 	}
 	outs, code, stderr := runVerify(t, in.String())
-	if code != 0 || stderr != "" {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
-	if len(outs) != len(cases) {
-		t.Fatalf("%d output lines for %d input lines", len(outs), len(cases))
-	}
+	require.Equal(t, 0, code, "exit, stderr")
+	require.Equal(t, "", stderr, "exit, stderr")
+	require.Equal(t, len(cases), len(outs), "output lines for input lines")
 	for i, c := range cases {
 		o := outs[i]
 		if o.Error != "" || math.Abs(*o.Score-c.score) > 1e-12 || *o.Correct != c.correct {
@@ -110,12 +108,8 @@ func TestVerifyErrorsArePerLine(t *testing.T) {
 		in.WriteString(l.in + "\n")
 	}
 	outs, code, _ := runVerify(t, in.String())
-	if code != 0 {
-		t.Fatalf("exit %d, want 0 despite bad lines", code)
-	}
-	if len(outs) != len(lines) {
-		t.Fatalf("%d output lines for %d input lines", len(outs), len(lines))
-	}
+	require.Equal(t, 0, code, "exit, want 0 despite bad lines")
+	require.Equal(t, len(lines), len(outs), "output lines for input lines")
 	for i, l := range lines {
 		if l.want == "" && outs[i].Error != "" || !strings.Contains(outs[i].Error, l.want) {
 			t.Errorf("line %d %q: got %+v, want error containing %q", i+1, l.in, outs[i], l.want)
@@ -131,18 +125,18 @@ func TestVerifyLongLinesAndEOF(t *testing.T) {
 	// The long line spans many reads; the lines around it are unaffected,
 	// and a last line without a newline is answered too.
 	outs, code, _ := runVerify(t, ok+"\n"+long+"\n"+ok+"\n"+ok)
-	if code != 0 || len(outs) != 4 {
-		t.Fatalf("exit %d, %d lines", code, len(outs))
-	}
-	if outs[0].Error != "" || !strings.Contains(outs[1].Error, "line 2: line longer than 100 bytes") || outs[2].Error != "" || outs[3].Error != "" {
-		t.Errorf("outputs %+v", outs)
-	}
+	require.Equal(t, 0, code, "exit, %d lines", len(outs))
+	require.Len(t, outs, 4, "exit, %d lines", len(outs))
+	assert.Equal(t, "", outs[0].Error, "outputs %+v", outs)
+	assert.Contains(t, outs[1].Error, "line 2: line longer than 100 bytes", "outputs %+v", outs)
+	assert.Equal(t, "", outs[2].Error, "outputs %+v", outs)
+	assert.Equal(t, "", outs[3].Error, "outputs %+v", outs)
 	// Exactly at the limit is fine; one byte over is not.
 	at := `{"verifier":"format","pred":"` + strings.Repeat("y", 100-len(`{"verifier":"format","pred":""}`)) + `"}`
 	outs, _, _ = runVerify(t, at+"\r\n"+at+"z\n")
-	if len(outs) != 2 || outs[0].Error != "" || outs[1].Error == "" {
-		t.Errorf("at the limit: %+v", outs)
-	}
+	assert.Len(t, outs, 2, "at the limit")
+	assert.Equal(t, "", outs[0].Error, "at the limit")
+	assert.NotEmpty(t, outs[1].Error, "at the limit")
 	if outs, code, _ := runVerify(t, ""); code != 0 || len(outs) != 0 {
 		t.Errorf("empty input: exit %d, %d lines", code, len(outs))
 	}
@@ -162,12 +156,9 @@ func (f *failingReader) Read(p []byte) (int, error) {
 func TestVerifyStdinFailure(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"verify"}, &failingReader{after: `{"verifier": "choice", "gold": "A", "pred": "A"}` + "\n"}, &stdout, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "disk on fire") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
-	if !strings.Contains(stdout.String(), `"score":1`) {
-		t.Errorf("the line read before the failure was not answered: %q", stdout.String())
-	}
+	assert.Equal(t, 1, code, "exit, stderr")
+	assert.Contains(t, stderr.String(), "disk on fire", "exit, stderr")
+	assert.Contains(t, stdout.String(), `"score":1`, "the line read before the failure was not answered")
 }
 
 type failingWriter struct{}
@@ -197,9 +188,8 @@ func TestVerifyHostileLines(t *testing.T) {
 		}
 	}
 	outs, code, _ := runVerify(t, in.String())
-	if code != 0 || len(outs) != 12 {
-		t.Fatalf("exit %d, %d lines", code, len(outs))
-	}
+	require.Equal(t, 0, code, "exit, %d lines", len(outs))
+	require.Len(t, outs, 12, "exit, %d lines", len(outs))
 	// Model output over the input limit earns 0, with the limit as reason.
 	for i := 9; i < 12; i++ {
 		if outs[i].Error != "" || outs[i].Score == nil || *outs[i].Score != 0 || !strings.Contains(outs[i].Reason, "limit") {
@@ -214,9 +204,8 @@ func TestVerifyTimeoutLine(t *testing.T) {
 	in := `{"verifier": "math", "gold": "1", "pred": "\\boxed{\\sum_{i=1}^{9999}\\sum_{j=1}^{9999} ij}"}` + "\n" +
 		`{"verifier": "choice", "gold": "A", "pred": "A cat sat on the mat"}` + "\n"
 	outs, code, _ := runVerify(t, in, "-timeout", "1ms")
-	if code != 0 || len(outs) != 2 {
-		t.Fatalf("exit %d, %d lines", code, len(outs))
-	}
+	require.Equal(t, 0, code, "exit, %d lines", len(outs))
+	require.Len(t, outs, 2, "exit, %d lines", len(outs))
 	if o := outs[0]; o.Error != "" || o.Score == nil || *o.Score != 0 || !o.Timeout || o.Reason == "" {
 		t.Errorf("timed-out line: %+v", o)
 	}

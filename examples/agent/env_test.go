@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/rewards"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // testMap is
@@ -59,12 +61,10 @@ func TestStep(t *testing.T) {
 			e.Reset(testMap())
 			e.Pos = tc.from
 			r, err := e.Step(tc.action, tc.valid)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Pos != tc.to || r != tc.reward || e.Done != tc.done {
-				t.Errorf("at %d, reward %v, done %v; want %d, %v, %v", e.Pos, r, e.Done, tc.to, tc.reward, tc.done)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.to, e.Pos, "at, reward, done")
+			assert.Equal(t, tc.reward, r, "at, reward, done")
+			assert.Equal(t, tc.done, e.Done, "at, reward, done")
 			if tc.done && e.Won != (tc.reward == goalReward) {
 				t.Errorf("won %v at %d", e.Won, e.Pos)
 			}
@@ -76,16 +76,14 @@ func TestStepAfterEndFails(t *testing.T) {
 	var e episode
 	e.Reset(testMap())
 	e.Pos = 14
-	if _, err := e.Step(actRight, true); err != nil || !e.Won {
-		t.Fatalf("won %v, err %v", e.Won, err)
-	}
-	if _, err := e.Step(actLeft, true); err == nil {
-		t.Error("step after the goal: no error")
-	}
+	_, err := e.Step(actRight, true)
+	require.NoError(t, err, "won, err")
+	require.True(t, e.Won, "won, err")
+	_, err = e.Step(actLeft, true)
+	assert.Error(t, err, "step after the goal: no error")
 	e.Reset(testMap())
-	if _, err := e.Step(action(7), true); err == nil {
-		t.Error("action 7: no error")
-	}
+	_, err = e.Step(action(7), true)
+	assert.Error(t, err, "action 7: no error")
 }
 
 func TestShortestPath(t *testing.T) {
@@ -112,9 +110,8 @@ func TestRandomMaps(t *testing.T) {
 				goals++
 			}
 		}
-		if goals != 1 || m.Cells[m.Start] != cellFrozen {
-			t.Errorf("map %d: %d goals, start on %v", i, goals, m.Cells[m.Start])
-		}
+		assert.Equal(t, 1, goals, "map %d goals, start on", i)
+		assert.Equal(t, cellFrozen, m.Cells[m.Start], "map %d goals, start on", i)
 		if d := m.ShortestPath(); d < cfg.MinPath {
 			t.Errorf("map %d: shortest path %d, want ≥ %d", i, d, cfg.MinPath)
 		}
@@ -155,9 +152,7 @@ func tokens(t *testing.T, s string) []int {
 				id = i
 			}
 		}
-		if id < 0 {
-			t.Fatalf("no token %q", w)
-		}
+		require.GreaterOrEqual(t, id, 0, "no token %q", w)
 		out = append(out, id)
 	}
 	return out
@@ -196,13 +191,9 @@ func TestParseAndTurnReward(t *testing.T) {
 				t.Fatalf("parsed %+v, want format %v, action %v, grounding %v", p, tc.formatOK, tc.action, tc.grounding)
 			}
 			envR, err := e.Step(p.Move, p.FormatOK)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			r := make([]float64, 1)
-			if err := rewards.TurnRewards(r, []rewards.Turn{p.Turn(envR)}, cfg); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, rewards.TurnRewards(r, []rewards.Turn{p.Turn(envR)}, cfg))
 			if d := r[0] - tc.reward; d > 1e-12 || d < -1e-12 {
 				t.Errorf("turn reward %v, want %v", r[0], tc.reward)
 			}
@@ -217,9 +208,7 @@ func TestFeatures(t *testing.T) {
 		e.Reset(m)
 		for _, prev := range []int{-1, tokThink, vocabSize - 1} {
 			got := f.Append(nil, &e, prev, 7, 7)
-			if len(got) != numFeats {
-				t.Fatalf("%d features, want %d", len(got), numFeats)
-			}
+			require.Len(t, got, numFeats, "%d features", len(got))
 			for i, x := range got {
 				if x < 0 || x >= f.Count() || (i > 0 && x <= got[i-1]) {
 					t.Fatalf("features %v: out of [0, %d) or not in increasing group order", got, f.Count())

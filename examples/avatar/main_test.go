@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDeterministic runs shortened grpo and avatar runs twice: the same
@@ -18,16 +20,10 @@ func TestDeterministic(t *testing.T) {
 	set.Steps = 30
 	for _, name := range []string{"grpo", "avatar"} {
 		first, err := experiment(set, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		second, err := experiment(set, name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(first, second) {
-			t.Fatalf("%s: the same seed gave different results", name)
-		}
+		require.NoError(t, err)
+		require.Equal(t, second, first, "%s: the same seed gave different results", name)
 	}
 }
 
@@ -37,47 +33,38 @@ func TestDeterministic(t *testing.T) {
 // accuracy and the zero-advantage fraction.
 func TestQuickPrintsJSONLast(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := run([]string{"-quick", "-steps", "3", "-png", ""}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	if !strings.Contains(out.String(), "3 seeds") {
-		t.Errorf("-quick did not run 3 seeds:\n%s", out.String())
-	}
+	require.NoError(t, run([]string{"-quick", "-steps", "3", "-png", ""}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "3 seeds", "-quick did not run 3 seeds")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	last := lines[len(lines)-1]
 	var got struct {
 		Target *float64                              `json:"target"`
 		Runs   map[string]map[string]json.RawMessage `json:"runs"`
 	}
-	if err := json.Unmarshal([]byte(last), &got); err != nil {
-		t.Fatalf("last line %q: %v", last, err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(last), &got), "last line %q", last)
 	if got.Target == nil || len(got.Runs) != len(mainRuns) {
 		t.Fatalf("last line %q", last)
 	}
 	for _, name := range mainRuns {
 		r, ok := got.Runs[name]
-		if !ok {
-			t.Fatalf("run %q missing: %q", name, last)
-		}
+		require.True(t, ok, "run %q missing: %q", name, last)
 		for _, field := range []string{"completions_to_target", "final_accuracy", "zero_adv_fraction"} {
 			if _, ok := r[field]; !ok {
 				t.Errorf("run %q lacks %q: %q", name, field, last)
 			}
 		}
 		var f float64
-		if err := json.Unmarshal(r["zero_adv_fraction"], &f); err != nil || f < 0 || f > 1 {
-			t.Errorf("run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
-		}
+		err := json.Unmarshal(r["zero_adv_fraction"], &f)
+		require.NoError(t, err, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
+		assert.GreaterOrEqual(t, f, 0.0, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
+		assert.LessOrEqual(t, f, 1.0, "run %q: zero_adv_fraction %s", name, r["zero_adv_fraction"])
 	}
 }
 
 func TestRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	for _, args := range [][]string{{"-seeds", "-1"}, {"-nope"}, {"-runs", "grpo,nope"}} {
-		if err := run(args, &out, &errOut); err == nil {
-			t.Errorf("%v accepted", args)
-		}
+		assert.Error(t, run(args, &out, &errOut), "%v accepted", args)
 	}
 }
 
@@ -87,10 +74,6 @@ func TestReplayRoundTrip(t *testing.T) {
 	c := &Completion{Prompt: prompts[3], Tokens: []int{tokThink, tokFillA, tokThinkEnd, tokAnswer, 3, 2, 1, tokAnswerEnd, tokEOS},
 		Logp: []float64{-0.5, -1, -0.25, -0.125, -2, -3, -4, -0.5, -0.75}, Reward: 1, Version: 3}
 	back, err := fromExperience(toExperience(c), prompts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back, c) {
-		t.Errorf("round trip: %+v, want %+v", back, c)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, c, back, "round trip")
 }

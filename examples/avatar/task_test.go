@@ -3,6 +3,9 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPromptAnswerAndRender(t *testing.T) {
@@ -15,30 +18,32 @@ func TestPromptAnswerAndRender(t *testing.T) {
 		t.Errorf("Render = %q", got)
 	}
 	s, err := newScorer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := &Completion{Prompt: p, Tokens: toks}
-	if err := s.Score(c); err != nil || c.Format != 1 || c.Accuracy != 1 || c.Reward != 1 {
-		t.Errorf("correct answer scored %+v, %v", c, err)
-	}
+	err = s.Score(c)
+	require.NoError(t, err, "correct answer scored %+v", c)
+	assert.Equal(t, float64(1), c.Format, "correct answer scored %+v", c)
+	assert.Equal(t, float64(1), c.Accuracy, "correct answer scored %+v", c)
+	assert.Equal(t, float64(1), c.Reward, "correct answer scored %+v", c)
 	c = &Completion{Prompt: p, Tokens: []int{tokThink, tokThinkEnd, tokAnswer, 2, 1, 3, tokAnswerEnd, tokEOS}}
-	if err := s.Score(c); err != nil || c.Format != 1 || c.Accuracy != 0 || c.Reward != 0.5 {
-		t.Errorf("wrong answer scored %+v, %v", c, err)
-	}
+	err = s.Score(c)
+	require.NoError(t, err, "wrong answer scored %+v", c)
+	assert.Equal(t, float64(1), c.Format, "wrong answer scored %+v", c)
+	assert.Equal(t, float64(0), c.Accuracy, "wrong answer scored %+v", c)
+	assert.Equal(t, 0.5, c.Reward, "wrong answer scored %+v", c)
 	c = &Completion{Prompt: p, Tokens: []int{tokAnswer, 2, 0, 3, tokAnswerEnd, tokEOS}}
-	if err := s.Score(c); err != nil || c.Format != -1 || c.Accuracy != 1 || c.Reward != 0 {
-		t.Errorf("unformatted answer scored %+v, %v", c, err)
-	}
+	err = s.Score(c)
+	require.NoError(t, err, "unformatted answer scored %+v", c)
+	assert.Equal(t, float64(-1), c.Format, "unformatted answer scored %+v", c)
+	assert.Equal(t, float64(1), c.Accuracy, "unformatted answer scored %+v", c)
+	assert.Equal(t, float64(0), c.Reward, "unformatted answer scored %+v", c)
 }
 
 // TestPromptSet: a seed fixes the set; easy prompts have one-digit secrets
 // and hard ones three, and the ids are distinct.
 func TestPromptSet(t *testing.T) {
 	a, b := newPromptSet(5, 10, 6), newPromptSet(5, 10, 6)
-	if !slices.EqualFunc(a, b, func(x, y Prompt) bool { return x.Answer() == y.Answer() && x.IsHard == y.IsHard }) {
-		t.Fatal("the same seed drew different prompt sets")
-	}
+	require.True(t, slices.EqualFunc(a, b, func(x, y Prompt) bool { return x.Answer() == y.Answer() && x.IsHard == y.IsHard }), "the same seed drew different prompt sets")
 	hard, ids := 0, map[uint64]bool{}
 	for _, p := range a {
 		want := easyLen
@@ -50,9 +55,7 @@ func TestPromptSet(t *testing.T) {
 		}
 		ids[p.ID()] = true
 	}
-	if hard != 6 {
-		t.Errorf("%d hard prompts, want 6", hard)
-	}
+	assert.Equal(t, 6, hard, "hard prompts, want 6")
 }
 
 // TestFeaturesHideTheSecret: every feature indexes the model's input, and
@@ -66,13 +69,10 @@ func TestFeaturesHideTheSecret(t *testing.T) {
 	var f, g []int
 	for k := range hardLen + 1 {
 		f, g = features(f, p, prefix), features(g, q, prefix)
-		if !slices.Equal(f, g) {
-			t.Fatalf("features differ with the secret: %v vs %v", f, g)
-		}
+		require.True(t, slices.Equal(f, g), "features differ with the secret: %v vs %v", f, g)
 		for _, x := range f {
-			if x < 0 || x >= numFeatures {
-				t.Fatalf("feature %d out of [0, %d)", x, numFeatures)
-			}
+			require.GreaterOrEqual(t, x, 0, "feature out of [0)")
+			require.Less(t, x, numFeatures, "feature out of [0)")
 		}
 		if k < hardLen {
 			prefix = append(prefix, p.Secret[k])

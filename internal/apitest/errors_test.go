@@ -2,7 +2,6 @@ package apitest
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -15,6 +14,8 @@ import (
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	gtensor "gorgonia.org/tensor"
 )
 
@@ -59,17 +60,11 @@ func TestErrorDiscipline(t *testing.T) {
 	kl := ppo.DefaultConfig()
 	kl.KLCoef = 0.1
 	buf, err := replay.New(replay.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	obj, err := replay.NewObjective[float64](replay.DefaultObjectiveConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	strided := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))
-	if err := strided.T(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, strided.T())
 	in := policy()
 	val := value()
 	shared := zeros()
@@ -187,25 +182,15 @@ func TestErrorDiscipline(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.Is(c.err, c.kind) {
-				t.Errorf("errors.Is(%q, %v) is false", c.err, c.kind)
-			}
-			if !strings.HasPrefix(c.err.Error(), c.prefix) {
-				t.Errorf("%q does not start with %q", c.err, c.prefix)
-			}
+			require.Error(t, c.err)
+			assert.ErrorIs(t, c.err, c.kind)
+			assert.True(t, strings.HasPrefix(c.err.Error(), c.prefix), "%q does not start with %q", c.err, c.prefix)
 			var ae *tensor.ArgError
 			if c.arg == "" {
 				return
 			}
-			if !errors.As(c.err, &ae) {
-				t.Fatalf("%q is not a *tensor.ArgError", c.err)
-			}
-			if ae.Arg != c.arg {
-				t.Errorf("%q: Arg %q, want %q", c.err, ae.Arg, c.arg)
-			}
+			require.ErrorAs(t, c.err, &ae)
+			assert.Equal(t, c.arg, ae.Arg, "%q: Arg", c.err)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/rlpost/rlpost/gae"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/require"
 )
 
 // TestUnconvertedOpsRejectPacked: every exported function that still reads
@@ -58,9 +58,8 @@ func TestUnconvertedOpsRejectPacked(t *testing.T) {
 					args[i] = pack()
 					err := op.run(args)
 					var ae *tensor.ArgError
-					if !errors.Is(err, tensor.ErrShape) || !errors.As(err, &ae) {
-						t.Fatalf("got %v, want an ErrShape *tensor.ArgError", err)
-					}
+					require.ErrorIs(t, err, tensor.ErrShape, "want an ErrShape *tensor.ArgError")
+					require.ErrorAs(t, err, &ae, "want an ErrShape *tensor.ArgError")
 					if want := "packed"; !strings.Contains(err.Error(), want) {
 						t.Errorf("%v: does not say %q", err, want)
 					}

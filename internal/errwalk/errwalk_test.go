@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestErrorFuncs(t *testing.T) {
@@ -24,21 +27,12 @@ func (*T) N() (bool, error)    { return false, nil }
 func (g[X]) M() error          { return nil }
 func (G[X]) M() error          { return nil }
 `
-	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\nfunc E() error { return nil }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\nfunc E() error { return nil }\n"), 0o644))
 	got, err := ErrorFuncs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"A", "B", "G.M", "T.M", "T.N"}
-	if !slices.Equal(got, want) {
-		t.Errorf("ErrorFuncs = %v, want %v", got, want)
-	}
-	if _, err := ErrorFuncs(filepath.Join(dir, "missing")); err == nil {
-		t.Error("a missing directory gave no error")
-	}
+	assert.True(t, slices.Equal(got, want), "ErrorFuncs = %v, want %v", got, want)
+	_, err = ErrorFuncs(filepath.Join(dir, "missing"))
+	assert.Error(t, err, "a missing directory gave no error")
 }

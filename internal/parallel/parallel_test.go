@@ -4,6 +4,9 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type spin struct {
@@ -24,13 +27,9 @@ func TestDoRunsEveryPieceOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 7, 64} {
 		s := &spin{out: make([]float64, n)}
 		Do(s, n, Workers()-1)
-		if got := s.hits.Load(); got != int64(n) {
-			t.Fatalf("n=%d: %d pieces ran", n, got)
-		}
+		require.Equal(t, int64(n), s.hits.Load(), "n=%d: pieces run", n)
 		for i, v := range s.out {
-			if v == 0 {
-				t.Fatalf("n=%d: piece %d did not run", n, i)
-			}
+			require.NotZero(t, v, "n=%d: piece %d did not run", n, i)
 		}
 	}
 }
@@ -47,16 +46,12 @@ func TestFreeRecycles(t *testing.T) {
 	a := f.Get()
 	a[0] = 7
 	f.Put(a)
-	if b := f.Get(); b != a {
-		t.Error("Get did not return the object put back")
-	}
+	assert.Same(t, a, f.Get(), "Get did not return the object put back")
 	f.Put(new([4]int))
 	f.Put(new([4]int))
 	f.Put(new([4]int)) // full: dropped, no block
 	var none *Free[int]
-	if none.Get() == nil {
-		t.Error("nil Free: Get returned nil")
-	}
+	assert.NotNil(t, none.Get(), "nil Free: Get returned nil")
 	none.Put(new(int))
 }
 
@@ -66,14 +61,12 @@ func TestDoAllocatesNothing(t *testing.T) {
 	s := &spin{out: make([]float64, 8)}
 	Do(s, 8, Workers()-1)
 	runtime.GC()
-	if n := testing.AllocsPerRun(20, func() { Do(s, 8, Workers()-1) }); n != 0 {
-		t.Errorf("%v allocations per Do", n)
-	}
+	assert.Zero(t, testing.AllocsPerRun(20, func() { Do(s, 8, Workers()-1) }), "allocations per Do")
 }
 
 func TestPick(t *testing.T) {
 	a, b := NewFree[int](1), NewFree[string](1)
-	if Pick[string](a, b) != b || Pick[int](a, b) != a || Pick[float64](a, b) != nil {
-		t.Error("Pick chose the wrong list")
-	}
+	assert.Same(t, b, Pick[string](a, b))
+	assert.Same(t, a, Pick[int](a, b))
+	assert.Nil(t, Pick[float64](a, b))
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/rewards/rewardstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFakeJudge(t *testing.T) {
@@ -17,19 +19,16 @@ func TestFakeJudge(t *testing.T) {
 	}
 	req := rewards.JudgeRequest{Prompt: "q", Response: "a cat sat", Reference: "a cat"}
 	s, err := j.Judge(context.Background(), req)
-	if err != nil || s != 2.0/3 {
-		t.Fatalf("Judge = %v, %v; want 2/3 (token Jaccard)", s, err)
-	}
+	require.NoError(t, err, "Judge: want 2/3 (token Jaccard)")
+	require.Equal(t, 2.0/3, s, "Judge: want 2/3 (token Jaccard)")
 	if last, ok := j.Last(); !ok || last != req || j.Calls() != 1 {
 		t.Errorf("Last = %+v, %v; Calls = %d", last, ok, j.Calls())
 	}
 	boom := errors.New("boom")
-	if _, err := (&rewardstest.FakeJudge{Err: boom}).Judge(context.Background(), req); !errors.Is(err, boom) {
-		t.Errorf("Err is not returned: %v", err)
-	}
+	_, err = (&rewardstest.FakeJudge{Err: boom}).Judge(context.Background(), req)
+	assert.ErrorIs(t, err, boom, "Err is not returned")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	if _, err := (&rewardstest.FakeJudge{Delay: time.Hour}).Judge(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Delay does not honour the context: %v", err)
-	}
+	_, err = (&rewardstest.FakeJudge{Delay: time.Hour}).Judge(ctx, req)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "Delay does not honour the context")
 }

@@ -1,13 +1,14 @@
 package dense_test
 
 import (
-	"errors"
 	"testing"
 
 	gtensor "gorgonia.org/tensor"
 
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/tensor/dense"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func seq(n int) []float32 {
@@ -22,9 +23,7 @@ func seq(n int) []float32 {
 func TestRoundTripSharesStorage(t *testing.T) {
 	x, _ := tensor.FromSlice(seq(12), 3, 4)
 	d, err := dense.FromBatch(x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := d.Shape(); got[0] != 3 || got[1] != 4 {
 		t.Fatalf("shape %v", got)
 	}
@@ -32,16 +31,10 @@ func TestRoundTripSharesStorage(t *testing.T) {
 		t.Fatalf("d.At(2,1) = %v, want 9", v)
 	}
 	y, err := dense.ToBatch[float32](d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	y.Set(1, 2, 100)
-	if x.At(1, 2) != 100 {
-		t.Fatal("ToBatch copied: a write through it is not seen by the original")
-	}
-	if y.Shape != x.Shape {
-		t.Fatalf("shape %v, want %v", y.Shape, x.Shape)
-	}
+	require.Equal(t, float32(100), x.At(1, 2), "ToBatch copied: a write through it is not seen by the original")
+	require.Equal(t, x.Shape, y.Shape, "shape")
 }
 
 // TestViewsAreRejectedOrMaterialised covers the layouts whose backing array
@@ -49,21 +42,13 @@ func TestRoundTripSharesStorage(t *testing.T) {
 func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 	full := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
 	rowView, err := full.Slice(gtensor.S(1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	colView, err := full.Slice(nil, gtensor.S(2, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	stepView, err := full.Slice(gtensor.S(0, 4, 2), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	transposed := gtensor.New(gtensor.WithShape(4, 6), gtensor.WithBacking(seq(24)))
-	if err := transposed.T(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, transposed.T())
 	colMajor := gtensor.New(gtensor.WithShape(2, 3), gtensor.WithBacking(seq(6)), gtensor.AsFortran(nil))
 
 	cases := []struct {
@@ -81,31 +66,22 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.d.(*gtensor.Dense)
-			if _, err := dense.ToBatch[float32](d); err == nil {
-				t.Fatal("ToBatch accepted a tensor whose backing is not its elements")
-			} else if !errors.Is(err, tensor.ErrShape) {
-				t.Fatalf("error %v is not tensor.ErrShape", err)
-			}
+			_, err := dense.ToBatch[float32](d)
+			require.Error(t, err, "ToBatch accepted a tensor whose backing is not its elements")
+			require.ErrorIs(t, err, tensor.ErrShape)
 			got, err := dense.CopyToBatch[float32](d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.B != c.b || got.T != c.t {
-				t.Fatalf("shape [%d, %d], want [%d, %d]", got.B, got.T, c.b, c.t)
-			}
+			require.NoError(t, err)
+			require.Equal(t, c.b, got.B, "shape")
+			require.Equal(t, c.t, got.T, "shape")
 			for i := range c.b {
 				for j := range c.t {
 					v, err := d.At(i, j)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					want := v.(float32)
 					if c.want != nil && want != c.want(i, j) {
 						t.Fatalf("gorgonia's At(%d,%d) = %v, test expects %v", i, j, want, c.want(i, j))
 					}
-					if got.At(i, j) != want {
-						t.Fatalf("CopyToBatch(%d,%d) = %v, want %v", i, j, got.At(i, j), want)
-					}
+					require.Equal(t, want, got.At(i, j), "CopyToBatch(%d,%d)", i, j)
 				}
 			}
 		})
@@ -114,27 +90,24 @@ func TestViewsAreRejectedOrMaterialised(t *testing.T) {
 
 func TestToBatchRejectsWrongTypeAndRank(t *testing.T) {
 	f64 := gtensor.New(gtensor.WithShape(2, 2), gtensor.WithBacking([]float64{1, 2, 3, 4}))
-	if _, err := dense.ToBatch[float32](f64); err == nil {
-		t.Error("float64 tensor read as float32")
-	}
-	if b, err := dense.ToBatch[float64](f64); err != nil || b.At(1, 0) != 3 {
-		t.Errorf("float64 tensor: %v, %v", b, err)
-	}
+	_, err := dense.ToBatch[float32](f64)
+	assert.Error(t, err, "float64 tensor read as float32")
+	b, err := dense.ToBatch[float64](f64)
+	require.NoError(t, err, "float64 tensor: %v", b)
+	assert.Equal(t, float64(3), b.At(1, 0), "float64 tensor: %v", b)
 	cube := gtensor.New(gtensor.WithShape(2, 2, 2), gtensor.WithBacking(seq(8)))
-	if _, err := dense.ToBatch[float32](cube); err == nil {
-		t.Error("3-D tensor accepted")
-	}
+	_, err = dense.ToBatch[float32](cube)
+	assert.Error(t, err, "3-D tensor accepted")
 	vec := gtensor.New(gtensor.WithShape(5), gtensor.WithBacking(seq(5)))
-	if b, err := dense.ToBatch[float32](vec); err != nil || b.B != 1 || b.T != 5 || b.At(0, 4) != 4 {
-		t.Errorf("1-D tensor: %v, %v", b, err)
-	}
-	if _, err := dense.ToBatch[float32](nil); err == nil {
-		t.Error("nil tensor accepted")
-	}
-	if _, err := dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)}); err == nil {
-		t.Error("malformed batch accepted")
-	}
-	if _, err := dense.FromBatch(tensor.MustNew[float32](0, 3)); err == nil {
-		t.Error("empty batch accepted")
-	}
+	b32, err := dense.ToBatch[float32](vec)
+	require.NoError(t, err, "1-D tensor: %v", b32)
+	assert.Equal(t, 1, b32.B, "1-D tensor: %v", b32)
+	assert.Equal(t, 5, b32.T, "1-D tensor: %v", b32)
+	assert.Equal(t, float32(4), b32.At(0, 4), "1-D tensor: %v", b32)
+	_, err = dense.ToBatch[float32](nil)
+	assert.Error(t, err, "nil tensor accepted")
+	_, err = dense.FromBatch(tensor.Batch[float32]{Shape: tensor.Shape{B: 2, T: 2}, Data: seq(3)})
+	assert.Error(t, err, "malformed batch accepted")
+	_, err = dense.FromBatch(tensor.MustNew[float32](0, 3))
+	assert.Error(t, err, "empty batch accepted")
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // typical are short model answers of the usual kinds.
@@ -76,13 +78,9 @@ func TestLatency(t *testing.T) {
 	var all []time.Duration
 	for _, c := range cases {
 		p, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		o, err := ParseOptions(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var runs [5]time.Duration
 		for r := range runs {
 			start := time.Now()
@@ -103,7 +101,6 @@ func TestLatency(t *testing.T) {
 	if os.Getenv("RLPOST_CHECK_TIMING") != "1" {
 		return
 	}
-	if med > 50*time.Microsecond || p99 > time.Millisecond {
-		t.Errorf("median %v (limit 50µs), p99 %v (limit 1ms)", med, p99)
-	}
+	assert.LessOrEqual(t, med, 50*time.Microsecond, "median (limit 50µs), p99 (limit 1ms)")
+	assert.LessOrEqual(t, p99, time.Millisecond, "median (limit 50µs), p99 (limit 1ms)")
 }

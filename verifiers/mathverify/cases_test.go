@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func loadCases(t testing.TB) []mvcases.Case {
@@ -15,27 +17,19 @@ func loadCases(t testing.TB) []mvcases.Case {
 		t.Skip(why)
 	}
 	cases, err := mvcases.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return cases
 }
 
 func TestMathVerifyCases(t *testing.T) {
 	cases := loadCases(t)
-	if len(cases) != 270 {
-		t.Fatalf("%d cases, want 270", len(cases))
-	}
+	require.Len(t, cases, 270, "%d cases, want 270", len(cases))
 	var okT, nT, okF, nF int
 	for _, c := range cases {
 		params, err := mvcases.Params(c.Notes)
-		if err != nil {
-			t.Fatalf("%s: %v", c.ID, err)
-		}
+		require.NoError(t, err, "%s", c.ID)
 		opts, err := ParseOptions(params)
-		if err != nil {
-			t.Fatalf("%s: params %v: %v", c.ID, params, err)
-		}
+		require.NoError(t, err, "%s: params %v", c.ID, params)
 		res, err := Verify(context.Background(), c.Gold, c.Pred, opts)
 		if errors.Is(err, ErrSyntax) {
 			// A trusted reference that does not parse is an error by
@@ -66,7 +60,6 @@ func TestMathVerifyCases(t *testing.T) {
 	pt, pf := 100*float64(okT)/float64(nT), 100*float64(okF)/float64(nF)
 	t.Logf("expected true: %d/%d = %.1f%%; expected false: %d/%d = %.1f%%", okT, nT, pt, okF, nF, pf)
 	fmt.Printf("mathverify cases: expected true %d/%d (%.1f%%), expected false %d/%d (%.1f%%)\n", okT, nT, pt, okF, nF, pf)
-	if pt < 95 || pf < 97 {
-		t.Errorf("below 95%%: true %.1f%%, false %.1f%%", pt, pf)
-	}
+	assert.GreaterOrEqual(t, pt, 95.0, "expected-true cases right, %")
+	assert.GreaterOrEqual(t, pf, 97.0, "expected-false cases right, %")
 }

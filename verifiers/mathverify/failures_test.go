@@ -10,6 +10,8 @@ import (
 	"github.com/rlpost/rlpost/internal/errwalk"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFailureModes walks every exported function of mathverify that
@@ -20,15 +22,11 @@ import (
 func TestFailureModes(t *testing.T) {
 	ctx := context.Background()
 	v, err := mathverify.New(mathverify.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	small := mathverify.DefaultOptions()
 	small.MaxInputLen = 4
 	vs, err := mathverify.New(small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	type failure struct {
 		call  func() error
 		kinds []error
@@ -67,34 +65,28 @@ func TestFailureModes(t *testing.T) {
 				continue
 			}
 			for _, k := range f.kinds {
-				if !errors.Is(err, k) || !strings.Contains(err.Error(), k.Error()) {
-					t.Errorf("%s #%d: %q does not wrap (and say) %q", name, i, err, k)
-				}
+				require.ErrorIs(t, err, k, "%s #%d does not wrap (and say)", name, i)
+				assert.Contains(t, err.Error(), k.Error(), "%s #%d does not wrap (and say)", name, i)
 			}
 			if strings.Contains(err.Error(), "out of range") != errors.Is(err, tensor.ErrRange) {
 				t.Errorf("%s #%d: %q: the text and errors.Is(tensor.ErrRange) disagree", name, i, err)
 			}
 			var ae *tensor.ArgError
-			if !errors.As(err, &ae) || ae.Arg != f.arg {
-				t.Errorf("%s #%d: %q is not a *tensor.ArgError for %s", name, i, err, f.arg)
-			}
+			require.ErrorAs(t, err, &ae, "%s #%d is not a *tensor.ArgError for", name, i)
+			assert.Equal(t, f.arg, ae.Arg, "%s #%d is not a *tensor.ArgError for", name, i)
 			if !strings.HasPrefix(err.Error(), "mathverify: ") {
 				t.Errorf("%s #%d: %q does not start with \"mathverify: \"", name, i, err)
 			}
 		}
 	}
 	names, err := errwalk.ErrorFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, n := range names {
 		if _, ok := cases[n]; !ok {
 			t.Errorf("%s returns an error but has no failure case", n)
 		}
 	}
 	for n := range cases {
-		if !slices.Contains(names, n) {
-			t.Errorf("failure case for %s, which is not an exported function returning an error", n)
-		}
+		assert.True(t, slices.Contains(names, n), "failure case for %s, which is not an exported function returning an error", n)
 	}
 }

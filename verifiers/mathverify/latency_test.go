@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // cotSentences are the pieces of synthetic chains of thought: prose with
@@ -75,9 +77,8 @@ func TestLatencyChainOfThought(t *testing.T) {
 			start := time.Now()
 			res, err := Verify(ctx, golds[i], preds[i], o)
 			runs[r] = time.Since(start)
-			if err != nil || !res.Correct {
-				t.Fatalf("case %d (%d bytes): %+v, %v", i, len(preds[i]), res, err)
-			}
+			require.NoError(t, err, "case %d (%d bytes): %+v", i, len(preds[i]), res)
+			require.True(t, res.Correct, "case %d (%d bytes): %+v", i, len(preds[i]), res)
 		}
 		slices.Sort(runs[:])
 		per = append(per, runs[2])

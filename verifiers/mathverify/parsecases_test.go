@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestParseCases runs the extraction-only checks of
@@ -25,9 +27,7 @@ func TestParseCases(t *testing.T) {
 		t.Skip(why)
 	}
 	f, err := os.Open(filepath.Join(dir, "mathverify_parse_cases.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	prioRe := regexp.MustCompile(`boxed_match_priority=(-?\d+)`)
 	stringsRe := regexp.MustCompile(`strings=([A-Z,]+)`)
@@ -40,9 +40,7 @@ func TestParseCases(t *testing.T) {
 			Config    string   `json:"config"`
 			Reference []string `json:"reference_result"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &c))
 		o := DefaultOptions()
 		switch {
 		case strings.HasPrefix(c.Config, "string extraction only"):
@@ -72,14 +70,8 @@ func TestParseCases(t *testing.T) {
 		if len(c.Reference) > 0 {
 			want = strings.ToUpper(c.Reference[0])
 		}
-		if got != want {
-			t.Errorf("%s: extract(%q) = %q, want %q", c.ID, c.Input, got, want)
-		}
+		assert.Equal(t, want, got, "%s: extract(%q)", c.ID, c.Input)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if ran != 11 {
-		t.Errorf("ran %d parse cases, want 11", ran)
-	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, 11, ran, "ran parse cases, want 11")
 }

@@ -3,6 +3,8 @@ package mathverify
 import (
 	"context"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // tc is one hand-written gold/pred pair. opt, when set, adjusts the
@@ -537,16 +539,13 @@ func TestTable(t *testing.T) {
 				t.Errorf("%s #%d: Verify(%q, %q): %v", group, i, c.gold, c.pred, err)
 				continue
 			}
-			if res.Correct != c.want {
-				t.Errorf("%s #%d: Verify(%q, %q) = %v, want %v (gold %s, pred %s)", group, i, c.gold, c.pred, res.Correct, c.want, res.Gold, res.Pred)
-			}
+			assert.Equal(t, c.want, res.Correct, "%s #%d: Verify(%q, %q) (gold %s, pred %s)", group, i, c.gold, c.pred, res.Gold, res.Pred)
 			if want := map[bool]float64{true: 1, false: 0}[res.Correct]; res.Score != want {
 				t.Errorf("%s #%d: Score %v with Correct %v", group, i, res.Score, res.Correct)
 			}
 		}
 	}
-	if n < 300 || 2*neg < n {
-		t.Errorf("table has %d cases, %d negative; want ≥ 300 with at least half negative", n, neg)
-	}
+	assert.GreaterOrEqual(t, n, 300, "table has cases, %d negative; want ≥ 300 with at least half negative", neg)
+	assert.GreaterOrEqual(t, 2*neg, n, "table has cases, %d negative; want ≥ 300 with at least half negative", neg)
 	t.Logf("%d cases, %d negative", n, neg)
 }

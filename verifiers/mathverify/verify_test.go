@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -51,21 +53,15 @@ func TestParseOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var params map[string]any
-			if err := json.Unmarshal([]byte(tt.params), &params); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, json.Unmarshal([]byte(tt.params), &params))
 			o, err := ParseOptions(params)
 			if tt.errKey != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.errKey) {
-					t.Fatalf("ParseOptions(%s) = %v, want an error naming %s", tt.params, err, tt.errKey)
-				}
+				require.Error(t, err, "ParseOptions(%s): want an error naming", tt.params)
+				require.Contains(t, err.Error(), tt.errKey, "ParseOptions(%s): want an error naming", tt.params)
 				var ae *tensor.ArgError
-				if !errors.As(err, &ae) || ae.Arg != tt.errKey {
-					t.Errorf("error %v is not a *tensor.ArgError for %s", err, tt.errKey)
-				}
-				if !errors.Is(err, ErrParam) {
-					t.Errorf("error %v does not wrap ErrParam", err)
-				}
+				require.ErrorAs(t, err, &ae, "error is not a *tensor.ArgError for")
+				assert.Equal(t, tt.errKey, ae.Arg, "error is not a *tensor.ArgError for")
+				assert.ErrorIs(t, err, ErrParam, "error %v does not wrap ErrParam", err)
 				// The text and the kind agree: "out of range" exactly when
 				// errors.Is finds tensor.ErrRange.
 				if got := errors.Is(err, tensor.ErrRange); got != tt.inRange || strings.Contains(err.Error(), "out of range") != got {
@@ -73,12 +69,8 @@ func TestParseOptions(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("ParseOptions(%s): %v", tt.params, err)
-			}
-			if !tt.check(o) {
-				t.Errorf("ParseOptions(%s) = %+v", tt.params, o)
-			}
+			require.NoError(t, err, "ParseOptions(%s)", tt.params)
+			assert.True(t, tt.check(o), "ParseOptions(%s) = %+v", tt.params, o)
 		})
 	}
 }
@@ -112,12 +104,10 @@ func TestVerifyErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Verify(tt.ctx, tt.gold, tt.pred, tt.opts)
-			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.mention) {
-				t.Fatalf("Verify = %v, want %v mentioning %q", err, tt.want, tt.mention)
-			}
-			if res.Correct || res.Score != 0 {
-				t.Errorf("result %+v with an error", res)
-			}
+			require.ErrorIs(t, err, tt.want, "Verify mentioning")
+			require.Contains(t, err.Error(), tt.mention, "Verify mentioning")
+			assert.False(t, res.Correct, "result %+v with an error", res)
+			assert.Equal(t, float64(0), res.Score, "result %+v with an error", res)
 		})
 	}
 }
@@ -125,9 +115,8 @@ func TestVerifyErrors(t *testing.T) {
 func TestVerifyNilContext(t *testing.T) {
 	//lint:ignore SA1012 a nil context must not crash Verify
 	res, err := Verify(nil, "2", "2", DefaultOptions()) //nolint:staticcheck
-	if err != nil || !res.Correct {
-		t.Fatalf("Verify(nil ctx) = %+v, %v", res, err)
-	}
+	require.NoError(t, err, "Verify(nil ctx) = %+v", res)
+	require.True(t, res.Correct, "Verify(nil ctx) = %+v", res)
 }
 
 // TestPanicBecomesError checks the last line of defence: a panic inside
@@ -136,12 +125,10 @@ func TestPanicBecomesError(t *testing.T) {
 	testHookPanic = func() { panic("boom") }
 	defer func() { testHookPanic = nil }()
 	res, err := Verify(context.Background(), "1", "1", DefaultOptions())
-	if !errors.Is(err, ErrInternal) || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "goroutine") {
-		t.Fatalf("Verify with a panicking hook = %v", err)
-	}
-	if res != (Result{}) {
-		t.Errorf("result %+v after a panic", res)
-	}
+	require.ErrorIs(t, err, ErrInternal, "Verify with a panicking hook")
+	require.Contains(t, err.Error(), "boom", "Verify with a panicking hook")
+	require.Contains(t, err.Error(), "goroutine", "Verify with a panicking hook")
+	assert.Equal(t, (Result{}), res, "result after a panic")
 }
 
 func TestResultRendering(t *testing.T) {
@@ -158,12 +145,9 @@ func TestResultRendering(t *testing.T) {
 	tests = append(tests, struct{ gold, pred, g, p string }{long, "1", long[:1000] + "…", "1"})
 	for _, tt := range tests {
 		res, err := Verify(context.Background(), tt.gold, tt.pred, DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Gold != tt.g || res.Pred != tt.p {
-			t.Errorf("Verify(%q, %q) renders %q, %q; want %q, %q", tt.gold, tt.pred, res.Gold, res.Pred, tt.g, tt.p)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, tt.g, res.Gold, "Verify(%q, %q) renders", tt.gold, tt.pred)
+		assert.Equal(t, tt.p, res.Pred, "Verify(%q, %q) renders", tt.gold, tt.pred)
 	}
 }
 
@@ -224,9 +208,10 @@ func TestTimeout(t *testing.T) {
 	o.Timeout = time.Millisecond
 	start := time.Now()
 	res, err := Verify(context.Background(), "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
-	if err != nil || !res.Timeout || res.Score != 0 || res.Reason == "" {
-		t.Fatalf("Verify with a 1 ms budget on 10⁸ terms = %+v, %v; want a timeout verdict of 0 with a reason", res, err)
-	}
+	require.NoError(t, err, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.True(t, res.Timeout, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.Equal(t, float64(0), res.Score, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
+	require.NotEmpty(t, res.Reason, "Verify with a 1 ms budget on 10⁸ terms = %+v; want a timeout verdict of 0 with a reason", res)
 	if el := time.Since(start); el > time.Second {
 		t.Errorf("a 1 ms budget took %v", el)
 	}
@@ -234,14 +219,13 @@ func TestTimeout(t *testing.T) {
 	defer cancel()
 	o.Timeout = 0
 	res, err = Verify(ctx, "1", `$\sum_{i=1}^{9999}\sum_{j=1}^{9999} ij$`, o)
-	if err != nil || !res.Timeout || res.Score != 0 {
-		t.Fatalf("Verify with a 1 ms context = %+v, %v; want a timeout verdict", res, err)
-	}
+	require.NoError(t, err, "Verify with a 1 ms context = %+v; want a timeout verdict", res)
+	require.True(t, res.Timeout, "Verify with a 1 ms context = %+v; want a timeout verdict", res)
+	require.Equal(t, float64(0), res.Score, "Verify with a 1 ms context = %+v; want a timeout verdict", res)
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
-	if _, err := Verify(cctx, "1", "1", o); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Verify with a cancelled context = %v, want context.Canceled", err)
-	}
+	_, err = Verify(cctx, "1", "1", o)
+	require.ErrorIs(t, err, context.Canceled, "Verify with a cancelled context = %v, want context.Canceled", err)
 }
 
 // TestLimits checks that the configured limits change what is computed
@@ -309,29 +293,20 @@ func TestConcurrent(t *testing.T) {
 // matches it.
 func TestArgumentOrder(t *testing.T) {
 	v, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const response, reference = "I computed 2+2 and got 4", "4"
 	res, err := v.Verify(context.Background(), response, reference)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Correct || res.Reason == "" || res.Gold != "4" {
-		t.Errorf("Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
-	}
+	require.NoError(t, err)
+	assert.False(t, res.Correct, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
+	assert.NotEmpty(t, res.Reason, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
+	assert.Equal(t, "4", res.Gold, "Verify(response, reference) = %+v, want 0 with a reason (no answer slot), Gold 4", res)
 	swapped, err := v.Verify(context.Background(), reference, response)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !swapped.Correct {
-		t.Fatalf("the swapped call scores %+v; this test no longer tells the orders apart", swapped)
-	}
+	require.NoError(t, err)
+	require.True(t, swapped.Correct, "the swapped call scores %+v; this test no longer tells the orders apart", swapped)
 	// The deprecated package function keeps its (gold, pred) order.
 	old, err := Verify(context.Background(), reference, response, DefaultOptions())
-	if err != nil || old != res {
-		t.Errorf("Verify(gold, pred) = %+v, %v; want %+v", old, err, res)
-	}
+	require.NoError(t, err, "Verify(gold, pred)")
+	assert.Equal(t, res, old, "Verify(gold, pred)")
 }
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
@@ -339,7 +314,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 	o.MaxDepth = 0
 	_, err := New(o)
 	var ae *tensor.ArgError
-	if !errors.As(err, &ae) || !errors.Is(err, tensor.ErrRange) || ae.Arg != "Options.MaxDepth" {
-		t.Fatalf("New(MaxDepth 0) = %v, want a *tensor.ArgError for Options.MaxDepth wrapping tensor.ErrRange", err)
-	}
+	require.ErrorAs(t, err, &ae, "New(MaxDepth 0): want a *tensor.ArgError for Options.MaxDepth wrapping tensor.ErrRange")
+	require.ErrorIs(t, err, tensor.ErrRange, "New(MaxDepth 0): want a *tensor.ArgError for Options.MaxDepth wrapping tensor.ErrRange")
+	require.Equal(t, "Options.MaxDepth", ae.Arg, "New(MaxDepth 0): want a *tensor.ArgError for Options.MaxDepth wrapping tensor.ErrRange")
 }

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBackwardLogpMatchesFiniteDifferences checks the gradient of
@@ -61,9 +64,8 @@ func TestAdamLearnsATarget(t *testing.T) {
 		opt.Step(m, g)
 	}
 	m.Forward(p, []int{0, 2})
-	if p.P[3] < 0.95 || p.Argmax() != 3 {
-		t.Errorf("p = %v after training towards output 3", p.P)
-	}
+	assert.GreaterOrEqual(t, p.P[3], 0.95, "p = %v after training towards output 3", p.P)
+	assert.Equal(t, 3, p.Argmax(), "p = %v after training towards output 3", p.P)
 }
 
 // TestLogProb checks LogProb against log(P) where P is accurate, and that
@@ -82,9 +84,8 @@ func TestLogProb(t *testing.T) {
 			softmax(p.P, p.Logits)
 			for k := range tc.logits {
 				got := p.LogProb(k)
-				if math.IsNaN(got) || math.IsInf(got, 0) {
-					t.Fatalf("LogProb(%d) = %v", k, got)
-				}
+				require.False(t, math.IsNaN(got), "LogProb(%d) = %v", k, got)
+				require.False(t, math.IsInf(got, 0), "LogProb(%d) = %v", k, got)
 				if p.P[k] > 1e-300 {
 					if want := math.Log(p.P[k]); math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
 						t.Errorf("LogProb(%d) = %v, want %v", k, got, want)

@@ -3,6 +3,8 @@ package slot
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestFind(t *testing.T) {
@@ -64,9 +66,9 @@ func TestFindMore(t *testing.T) {
 
 func TestOthers(t *testing.T) {
 	s := Find(`\boxed{3} then \boxed{ 3 } then \boxed{3.0} and finally \boxed{4}`, false)
-	if s.Kind != Boxed || s.Text() != "4" || s.All() != "4, 3, 3.0" {
-		t.Errorf("got %v %q %q", s.Kind, s.Text(), s.All())
-	}
+	assert.Equal(t, Boxed, s.Kind)
+	assert.Equal(t, "4", s.Text())
+	assert.Equal(t, "4, 3, 3.0", s.All())
 	if s := Find(`\boxed{1} then \boxed{3} and \boxed{4}`, false); s.Kind != None {
 		t.Errorf("a list group besides another box: %v %q", s.Kind, s.All())
 	}
