@@ -187,3 +187,20 @@ func TestVerlModePolicyAggregation(t *testing.T) {
 	// KL term's 1 per token (token-sum).
 	assert.InDeltaSlice(t, []float64{-0.5 + 1, -1 + 1}, g, 1e-15)
 }
+
+// TestPolicySeqMeanTokenMeanAllocatesNothing: the policy term's own
+// weights live in the pooled job like the aggregation's.
+func TestPolicySeqMeanTokenMeanAllocatesNothing(t *testing.T) {
+	in := to32(randomInputs(batchSpec{b: 8, t: 64, ref: true, spread: 0.3, seed: 74}))
+	grad := make([]float32, in.Logp.Size())
+	for _, m := range []ppo.LossMode{ppo.GSPO, ppo.SAPO} {
+		cfg := ppo.VerlMode(ppo.VerlDefaults(), m)
+		cfg.KLCoef = 0.01
+		allocs := testing.AllocsPerRun(20, func() {
+			if _, err := ppo.PolicyLoss(gradBatch(grad, in), in, cfg); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, "%v", m)
+	}
+}
