@@ -62,6 +62,9 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	case cfg.OffPolicySeqMaskKL > 0 || cfg.NormWithoutSeqs:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
 			"off-policy sequence masking and NormWithoutSeqs are not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.PolicySeqMeanTokenMean:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.PolicySeqMeanTokenMean", nil,
+			"not implemented by the device kernels; use ppo.PolicyLoss"))
 	case cfg.LogRatioClampHighOnly:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
 			"not implemented by the device kernels; use ppo.PolicyLoss"))

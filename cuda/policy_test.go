@@ -419,3 +419,19 @@ func TestPolicyLossArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyLossRefusesPolicySeqMeanTokenMean: the device kernels weigh
+// every term by one aggregation, so a policy term aggregated apart (verl's
+// gspo) is refused, not ignored.
+func TestPolicyLossRefusesPolicySeqMeanTokenMean(t *testing.T) {
+	c := device(t)
+	one, _ := tensor.FromSlice([]float32{1, 1}, 1, 2)
+	zero, _ := tensor.FromSlice([]float32{0, 0}, 1, 2)
+	in := ppo.Inputs[float32]{Logp: zero, OldLogp: zero, Advantages: one, Mask: one}
+	cfg := ppo.DefaultConfig()
+	cfg.RatioLevel, cfg.PolicySeqMeanTokenMean = ppo.SequenceRatio, true
+	_, err := c.PolicyLoss(output(t, c, 1, 2), uploadPolicy(t, c, in), cfg)
+	if !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "PolicySeqMeanTokenMean") {
+		t.Fatalf("err = %v, want the option refused", err)
+	}
+}

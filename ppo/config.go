@@ -250,6 +250,16 @@ type Config struct {
 	// aggregated by Reduction like every other mode's, the paper's mean
 	// over sequences with SeqMeanTokenMean (docs/spec.md#peer-presets).
 	GeoMeanAllRows bool
+	// PolicySeqMeanTokenMean aggregates the policy term seq-mean-token-mean
+	// (the mean over sequences of each sequence's token mean, B′ or
+	// SeqCount sequences) whatever Reduction.Mode says, while the KL and
+	// entropy terms keep Reduction, as verl's gspo and sapo do (their
+	// functions hard-code seq-mean-token-mean; verl's actor aggregates the
+	// KL and entropy terms by loss_agg_mode). false (default): every term
+	// aggregated by Reduction. Defined for the loss modes with a row of
+	// their own (GSPO, GSPOToken, SAPO, CISPO, GPG, ClipCov, KLCov) and for
+	// RatioLevel SequenceRatio (docs/spec.md#peer-presets).
+	PolicySeqMeanTokenMean bool
 	// KLCovRatio is the fraction of valid tokens KL-Cov penalises (verl
 	// kl_cov_ratio; 0 means 0.0002) and KLCovCoef the penalty's weight
 	// (verl ppo_kl_coef; 0 means 0.1).

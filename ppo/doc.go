@@ -58,8 +58,11 @@
 // Where verl's function departs from the paper, its variant is an option
 // that the verl preset (VerlDefaults, VerlMode) selects: GeoMeanAllRows
 // makes GMPO's policy term (1/B)·Σ_b −Ā_b·R_b over all B rows whatever the
-// aggregation (verl's torch.mean), and ClipCovMeanEps divides Clip-Cov's
-// means by N + ε (verl's masked_mean, ε = 10⁻⁸).
+// aggregation (verl's torch.mean); PolicySeqMeanTokenMean weighs the
+// policy term of GSPO and SAPO 1/(B′·|y_b|) per token (seq-mean-token-mean)
+// while the KL and entropy terms keep the aggregation's weights, as verl's
+// gspo and sapo do; and ClipCovMeanEps divides Clip-Cov's means by N + ε
+// (verl's masked_mean, ε = 10⁻⁸).
 //
 // # Token weights and KL
 //

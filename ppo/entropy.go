@@ -11,8 +11,8 @@ import (
 // An entropy term and top-ρ entropy masking (docs/spec.md#entropy).
 //
 // With Inputs.Entropy = H (the per-token entropy of π_θ, computed by the
-// trainer) and Config.EntropyCoeff = c, the loss subtracts c·agg(H) with the
-// policy term's aggregation (verl entropy_coeff), so dLoss/dH_{b,t} =
+// trainer) and Config.EntropyCoeff = c, the loss subtracts c·agg(H) with
+// Config.Reduction (verl entropy_coeff), so dLoss/dH_{b,t} =
 // −c·coef_b on valid tokens; PolicyLoss writes it to Inputs.EntropyGrad
 // when given, for the trainer to back-propagate through its entropy.
 //

@@ -50,7 +50,10 @@ type policyJob[F tensor.Float] struct {
 	fastExp bool
 	lengths []int
 	coef    []float64
-	rows    []rowAcc
+	// pcoef is the policy term's row weights when they differ from coef
+	// (Config.PolicySeqMeanTokenMean).
+	pcoef []float64
+	rows  []rowAcc
 	// picked marks the tokens Clip-Cov or KL-Cov act on; cands is
 	// selectCov's scratch.
 	picked []bool
@@ -87,9 +90,10 @@ func (j *policyJob[F]) setup(grad []F, in Inputs[F], cfg Config) {
 	if cap(j.lengths) < b {
 		j.lengths = make([]int, b)
 		j.coef = make([]float64, b)
+		j.pcoef = make([]float64, b)
 		j.rows = make([]rowAcc, b)
 	}
-	j.lengths, j.coef, j.rows = j.lengths[:b], j.coef[:b], j.rows[:b]
+	j.lengths, j.coef, j.pcoef, j.rows = j.lengths[:b], j.coef[:b], j.pcoef[:b], j.rows[:b]
 }
 
 func (j *policyJob[F]) Run(b int) {

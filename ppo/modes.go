@@ -122,6 +122,8 @@ func (c Config) validateMode() error {
 			c.ClipCovLow, c.ClipCovHigh, DefaultClipCovLow, DefaultClipCovHigh)
 	case math.IsNaN(c.ClipCovLow) || math.IsNaN(c.ClipCovHigh):
 		return bad("ClipCovLow", "NaN bound")
+	case c.PolicySeqMeanTokenMean && !c.sequenceLevel() && (c.LossMode == Vanilla || c.LossMode == GeoMean):
+		return bad("PolicySeqMeanTokenMean", "is defined for loss modes gspo, gspo_token, sapo, cispo, gpg, clip_cov, kl_cov and RatioLevel sequence, not %v", c.LossMode)
 	case !(c.ClipCovMeanEps >= 0) || math.IsInf(c.ClipCovMeanEps, 1):
 		return bad("ClipCovMeanEps", "%v, want 0 (exact means) or a finite number > 0 (verl: %v)", c.ClipCovMeanEps, VerlClipCovMeanEps)
 	}
@@ -163,7 +165,7 @@ func (j *policyJob[F]) modeRow(b int) {
 		clear(grad)
 		return
 	}
-	coef := j.coef[b]
+	coef, pcoef := j.coef[b], j.policyCoef(b)
 	lp, old, adv, mask := in.Logp.Row(b), in.OldLogp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
 	prox, ref, tw := optionalRow(in.ProxLogp, b), optionalRow(in.RefLogp, b), optionalRow(in.TokenWeights, b)
 	rl := &j.rules
@@ -230,7 +232,7 @@ func (j *policyJob[F]) modeRow(b int) {
 			loss, dl = rl.klCov(r, a, l-base, live, picked)
 		}
 		acc.policy += loss * w
-		dl *= w
+		dl *= w * pcoef
 		if ref != nil {
 			x := l - float64(ref[t])
 			e := 0.0
@@ -239,9 +241,9 @@ func (j *policyJob[F]) modeRow(b int) {
 			}
 			k, dk := rl.kl(x, e)
 			acc.kl += k
-			dl += rl.beta * dk
+			dl += coef * rl.beta * dk
 		}
-		gv := F(coef*dl + 0)
+		gv := F(dl + 0)
 		if gv-gv != 0 {
 			acc.bad, acc.badCol = badOverflow, t
 			return
@@ -331,12 +333,16 @@ func (j *policyJob[F]) geoRow(b int) {
 }
 
 // policyCoef is the weight of row b's policy term per valid token: the
-// aggregation's coef[b], or 1/(B·|y_b|) for GeoMean with GeoMeanAllRows,
+// aggregation's coef[b]; 1/(B·|y_b|) for GeoMean with GeoMeanAllRows,
 // which makes the row's sequence loss, carried by each of its |y_b| tokens,
-// count 1/B.
+// count 1/B; or seq-mean-token-mean's weight, policyCoef[b], with
+// PolicySeqMeanTokenMean. The KL and entropy terms always weigh coef[b].
 func (j *policyJob[F]) policyCoef(b int) float64 {
-	if j.cfg.LossMode == GeoMean && j.cfg.GeoMeanAllRows && j.lengths[b] > 0 {
+	switch {
+	case j.cfg.LossMode == GeoMean && j.cfg.GeoMeanAllRows && j.lengths[b] > 0:
 		return 1 / float64(len(j.lengths)*j.lengths[b])
+	case j.cfg.PolicySeqMeanTokenMean:
+		return j.pcoef[b]
 	}
 	return j.coef[b]
 }

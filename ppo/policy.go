@@ -159,6 +159,12 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 	if err := rowWeights(j.coef, j.lengths, total, in.Logp.T, cfg.Reduction); err != nil {
 		return Result{}, fmt.Errorf("ppo: %w", err)
 	}
+	if cfg.PolicySeqMeanTokenMean {
+		r := Reduction{Mode: SeqMeanTokenMean, SeqCount: cfg.SeqCount}
+		if err := rowWeights(j.pcoef, j.lengths, total, in.Logp.T, r); err != nil {
+			return Result{}, fmt.Errorf("ppo: %w", err)
+		}
+	}
 	if cfg.LossMode == ClipCov || cfg.LossMode == KLCov {
 		j.selectCov(total)
 	}

@@ -47,8 +47,10 @@ func TRLDefaults() Config {
 // where verl's function departs from the paper's form or from c:
 //
 //   - GSPO (verl "gspo"): GSPOToken, the log-ratio clamped at 10 from above
-//     only, no dual clip, SeqMeanTokenMean (verl ignores loss_agg_mode);
-//   - SAPO: SeqMeanTokenMean (verl ignores loss_agg_mode);
+//     only, no dual clip, PolicySeqMeanTokenMean (verl's function
+//     aggregates the policy term seq-mean-token-mean whatever
+//     loss_agg_mode says; the KL and entropy terms keep c's aggregation);
+//   - SAPO: PolicySeqMeanTokenMean, likewise;
 //   - GeoMean: GeoMeanAllRows (the policy term the mean of the sequence
 //     losses over all B rows, rows without a valid token included, whatever
 //     loss_agg_mode says; the KL and entropy terms keep c's aggregation, as
@@ -57,20 +59,16 @@ func TRLDefaults() Config {
 //     (verl exponentiates the raw log-ratio), and no dual clip;
 //   - KLCov: no log-ratio clamp and no dual clip.
 //
-// Vanilla, CISPO and GPG are verl's as c has them. verl aggregates its KL
-// and entropy terms by loss_agg_mode even where the policy term's
-// aggregation is fixed; rlpost aggregates every term of GSPO and SAPO one
-// way, so the two agree there when verl's loss_agg_mode is
-// seq-mean-token-mean or those terms are off.
+// Vanilla, CISPO and GPG are verl's as c has them.
 func VerlMode(c Config, m LossMode) Config {
 	c.LossMode = m
 	switch m {
 	case GSPO, GSPOToken:
 		c.LossMode = GSPOToken
 		c.LogRatioClamp, c.LogRatioClampHighOnly, c.DualClip = 10, true, 0
-		c.Mode = SeqMeanTokenMean
+		c.PolicySeqMeanTokenMean = true
 	case SAPO:
-		c.Mode = SeqMeanTokenMean
+		c.PolicySeqMeanTokenMean = true
 	case GeoMean:
 		c.LogRatioClamp, c.GeoMeanAllRows = 0, true
 	case ClipCov:

@@ -2,9 +2,11 @@ package ppo
 
 // sequenceRow is the GSPO row: one ratio s = exp(mean_t Δ_t) for the whole
 // sequence, clipped per token's advantage, with dLoss/dlogp_t =
-// (Σ_u coef·w_u·∂ℓ_u/∂s)·s/|y| + coef·β·∂kl_t, the derivative of
+// (Σ_u pcoef·w_u·∂ℓ_u/∂s)·s/|y| + coef·β·∂kl_t, the derivative of
 // exp(mean Δ) reaching every token of the sequence equally. GSPO-token
-// gives each token its own term instead: coef·w_t·∂ℓ_t/∂s·s + coef·β·∂kl_t.
+// gives each token its own term instead: pcoef·w_t·∂ℓ_t/∂s·s + coef·β·∂kl_t.
+// coef is the aggregation's weight of the row's tokens, pcoef the policy
+// term's (policyCoef: the same unless PolicySeqMeanTokenMean).
 func (j *policyJob[F]) sequenceRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
@@ -14,7 +16,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		clear(grad)
 		return
 	}
-	coef := j.coef[b]
+	coef, pcoef := j.coef[b], j.policyCoef(b)
 	lp, old, adv, mask := in.Logp.Row(b), in.OldLogp.Row(b), in.Advantages.Row(b), in.Mask.Row(b)
 	var prox, ref, tw []F
 	if !in.ProxLogp.IsZero() {
@@ -81,7 +83,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		sumPolicy += loss * w
 		var own float64 // GSPO-token: this token's own share
 		if tokenGrad {
-			own = coef * -a * g * w * s * live
+			own = pcoef * -a * g * w * s * live
 		} else {
 			dLds -= a * g * w
 		}
@@ -98,7 +100,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		}
 		grad[t] = F(coef*beta*dk + own)
 	}
-	seq := coef * dLds * s * live / float64(n)
+	seq := pcoef * dLds * s * live / float64(n)
 	for t := range lp {
 		if mask[t] == 0 {
 			continue

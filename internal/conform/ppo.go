@@ -47,27 +47,28 @@ type PolicyLossRequest struct {
 		BehaveCap     float64 `json:"behave_cap"`
 		BehaveCapMode string  `json:"behave_cap_mode"`
 		// verl's names (docs/conformance.md#policy_loss).
-		LossMode              string  `json:"loss_mode"`
-		TauPos                float64 `json:"tau_pos"`
-		TauNeg                float64 `json:"tau_neg"`
-		LogRatioClampHighOnly bool    `json:"logratio_clamp_high_only"`
-		ClipCovRatio          float64 `json:"clip_cov_ratio"`
-		ClipCovLB             float64 `json:"clip_cov_lb"`
-		ClipCovUB             float64 `json:"clip_cov_ub"`
-		ClipCovSeed           uint64  `json:"clip_cov_seed"`
-		ClipCovMeanEps        float64 `json:"clip_cov_mean_eps"`
-		GeoMeanAllRows        bool    `json:"geo_mean_all_rows"`
-		KLCovRatio            float64 `json:"kl_cov_ratio"`
-		PPOKLCoef             float64 `json:"ppo_kl_coef"`
-		EntropyCoeff          float64 `json:"entropy_coeff"`
-		EntropyTopRatio       float64 `json:"entropy_top_ratio"`
-		RolloutIS             *string `json:"rollout_is"`
-		RolloutISThreshold    float64 `json:"rollout_is_threshold"`
-		RolloutRS             *string `json:"rollout_rs"`
-		RolloutRSThreshold    float64 `json:"rollout_rs_threshold"`
-		RolloutRSThresholdLow float64 `json:"rollout_rs_threshold_lower"`
-		OffPolicySeqMaskKL    float64 `json:"offpolicy_seq_mask_kl"`
-		AggNormWithoutSeqs    bool    `json:"agg_norm_without_seqs"`
+		LossMode               string  `json:"loss_mode"`
+		TauPos                 float64 `json:"tau_pos"`
+		TauNeg                 float64 `json:"tau_neg"`
+		LogRatioClampHighOnly  bool    `json:"logratio_clamp_high_only"`
+		ClipCovRatio           float64 `json:"clip_cov_ratio"`
+		ClipCovLB              float64 `json:"clip_cov_lb"`
+		ClipCovUB              float64 `json:"clip_cov_ub"`
+		ClipCovSeed            uint64  `json:"clip_cov_seed"`
+		ClipCovMeanEps         float64 `json:"clip_cov_mean_eps"`
+		GeoMeanAllRows         bool    `json:"geo_mean_all_rows"`
+		PolicySeqMeanTokenMean bool    `json:"policy_seq_mean_token_mean"`
+		KLCovRatio             float64 `json:"kl_cov_ratio"`
+		PPOKLCoef              float64 `json:"ppo_kl_coef"`
+		EntropyCoeff           float64 `json:"entropy_coeff"`
+		EntropyTopRatio        float64 `json:"entropy_top_ratio"`
+		RolloutIS              *string `json:"rollout_is"`
+		RolloutISThreshold     float64 `json:"rollout_is_threshold"`
+		RolloutRS              *string `json:"rollout_rs"`
+		RolloutRSThreshold     float64 `json:"rollout_rs_threshold"`
+		RolloutRSThresholdLow  float64 `json:"rollout_rs_threshold_lower"`
+		OffPolicySeqMaskKL     float64 `json:"offpolicy_seq_mask_kl"`
+		AggNormWithoutSeqs     bool    `json:"agg_norm_without_seqs"`
 	} `json:"config"`
 }
 
@@ -106,6 +107,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 	c.LossMode, c.TauPos, c.TauNeg = base.LossMode.String(), ppo.DefaultSAPOTauPos, ppo.DefaultSAPOTauNeg
 	c.ClipCovRatio, c.ClipCovLB, c.ClipCovUB = ppo.DefaultClipCovRatio, base.ClipCovLow, base.ClipCovHigh
 	c.ClipCovMeanEps, c.GeoMeanAllRows = base.ClipCovMeanEps, base.GeoMeanAllRows
+	c.PolicySeqMeanTokenMean = base.PolicySeqMeanTokenMean
 	c.KLCovRatio, c.PPOKLCoef = ppo.DefaultKLCovRatio, ppo.DefaultKLCovCoef
 	c.RolloutISThreshold = ppo.DefaultRolloutISThreshold
 	if err := decode(raw, &req); err != nil {
@@ -137,21 +139,22 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		BehaveCap:     c.BehaveCap,
 		Reduction:     ppo.Reduction{Norm: c.AggNorm, TokenCount: c.TokenCount, NormWithoutSeqs: c.AggNormWithoutSeqs},
 
-		LogRatioClampHighOnly: c.LogRatioClampHighOnly,
-		SAPOTauPos:            c.TauPos,
-		SAPOTauNeg:            c.TauNeg,
-		ClipCovRatio:          c.ClipCovRatio,
-		ClipCovLow:            c.ClipCovLB,
-		ClipCovHigh:           c.ClipCovUB,
-		ClipCovSeed:           c.ClipCovSeed,
-		ClipCovMeanEps:        c.ClipCovMeanEps,
-		GeoMeanAllRows:        c.GeoMeanAllRows,
-		KLCovRatio:            c.KLCovRatio,
-		KLCovCoef:             c.PPOKLCoef,
-		EntropyCoeff:          c.EntropyCoeff,
-		EntropyTopRatio:       c.EntropyTopRatio,
-		RolloutISThreshold:    c.RolloutISThreshold,
-		RolloutRSThreshold:    c.RolloutRSThreshold,
+		LogRatioClampHighOnly:  c.LogRatioClampHighOnly,
+		SAPOTauPos:             c.TauPos,
+		SAPOTauNeg:             c.TauNeg,
+		ClipCovRatio:           c.ClipCovRatio,
+		ClipCovLow:             c.ClipCovLB,
+		ClipCovHigh:            c.ClipCovUB,
+		ClipCovSeed:            c.ClipCovSeed,
+		ClipCovMeanEps:         c.ClipCovMeanEps,
+		GeoMeanAllRows:         c.GeoMeanAllRows,
+		PolicySeqMeanTokenMean: c.PolicySeqMeanTokenMean,
+		KLCovRatio:             c.KLCovRatio,
+		KLCovCoef:              c.PPOKLCoef,
+		EntropyCoeff:           c.EntropyCoeff,
+		EntropyTopRatio:        c.EntropyTopRatio,
+		RolloutISThreshold:     c.RolloutISThreshold,
+		RolloutRSThreshold:     c.RolloutRSThreshold,
 
 		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
 		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,

@@ -80,8 +80,8 @@ func TestGroupPresets(t *testing.T) {
 // TestPolicyLossVerlModes: under "preset": "verl" a loss_mode is verl's
 // function of that name (ppo.VerlMode). Row 0: Δ = (0.3, −0.1), A = (1, 3);
 // row 1 one token with Δ = 0, A = 1. verl's gspo is GSPO-token with
-// seq-mean-token-mean: −e^{0.1} − ½ (token-mean would give (−4e^{0.1} −
-// 1)/3); verl's geo_mean averages over every row, the empty one included.
+// its policy term seq-mean-token-mean: −e^{0.1} − ½ (token-mean would give
+// (−4e^{0.1} − 1)/3); verl's geo_mean averages over every row, the empty one included.
 func TestPolicyLossVerlModes(t *testing.T) {
 	var got struct {
 		Loss float64
@@ -98,9 +98,18 @@ func TestPolicyLossVerlModes(t *testing.T) {
 	runJSON(t, `{"op": "policy_loss", "preset": "verl", "logp": [[-25]], "old_logp": [[0]], "advantages": [[0.8]],
 		"mask": [[1]], "config": {"loss_mode": "gspo"}}`, &got)
 	require.InDelta(t, -0.8*math.Exp(-25), got.Loss, 1e-25)
+	// verl's gspo keeps seq-mean-token-mean for the policy term whatever
+	// loss_agg_mode says, while its KL term follows loss_agg_mode: with k1
+	// against ref_logp = 0 and token-mean, the KL term is (0.3 − 0.1 + 0)/3
+	// and gives every token 1/3.
+	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [1, 0]],
+		"ref_logp": [[0, 0], [0, 0]], "config": {"loss_mode": "gspo", "agg": "token-mean", "kl_coef": 1, "kl_estimator": "k1"}}`, &got)
+	require.InDelta(t, -s-0.5+0.2/3, got.Loss, 1e-15)
+	require.InDeltaSlice(t, []float64{-s/4 + 1.0/3, -3*s/4 + 1.0/3}, got.Grad[0], 1e-15)
+	require.InDelta(t, -0.5+1.0/3, got.Grad[1][0], 1e-15)
 	// A field beside the preset overrides it.
 	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [1, 0]],
-		"config": {"loss_mode": "gspo", "agg": "token-mean"}}`, &got)
+		"config": {"loss_mode": "gspo", "agg": "token-mean", "policy_seq_mean_token_mean": false}}`, &got)
 	require.InDelta(t, (-4*s-1)/3, got.Loss, 1e-15)
 
 	runJSON(t, `{"op": "policy_loss", "preset": "verl", `+batch+`, "mask": [[1, 1], [0, 0]],

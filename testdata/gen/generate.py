@@ -142,7 +142,45 @@ def policy_cases(g):
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
-            + policy_verl_variant_cases(Gen(107)))
+            + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108)))
+
+
+def policy_agg_cases(g):
+    """policy_seq_mean_token_mean: the policy term seq-mean-token-mean, the
+    KL and entropy terms under each agg (verl's gspo and sapo beside its
+    loss_agg_mode), for every loss mode it is defined for; by the option
+    and by the verl preset (which sets it for gspo and sapo), with an empty
+    row in half of the batches."""
+    cases = []
+    modes = ["gspo", "gspo_token", "sapo", "cispo", "gpg", "kl_cov", "sequence"]
+    for k in range(35):
+        mode = modes[k % len(modes)]
+        B, T = g.shape()
+        B = max(B, 2)
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[(k // len(modes)) % len(AGGS)]
+        if mode == "sequence":
+            cfg["ratio_level"] = "sequence"
+        else:
+            cfg["loss_mode"] = mode
+        if mode in ("gspo", "sapo") and k % 2 == 1:
+            req["preset"] = "verl"
+        else:
+            cfg["policy_seq_mean_token_mean"] = True
+        if mode == "kl_cov":
+            cfg["kl_cov_ratio"] = 0.3
+        b, t = g.r.randrange(B), g.r.randrange(T)
+        req["mask"][b][t] = 1
+        if k % 2 == 0:
+            req["mask"][(b + 1) % B] = [0] * T
+        req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.05, 0.5])
+        cfg["kl_estimator"] = g.pick(["k1", "k3", "low_var_kl"])
+        req["entropy"] = g.mat(B, T, 0, 4)
+        cfg["entropy_coeff"] = g.pick([0.01, 0.1])
+        cases.append(req)
+    return cases
 
 
 def policy_verl_variant_cases(g):

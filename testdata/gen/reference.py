@@ -76,7 +76,7 @@ POLICY_DEFAULTS = {
     "rollout_is": None, "rollout_is_threshold": 2.0,
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
     "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
-    "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0,
+    "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0, "policy_seq_mean_token_mean": False,
 }
 
 
@@ -92,13 +92,14 @@ POLICY_PRESETS = {
 
 # Under "preset": "verl" each loss mode is verl's function of that name
 # (ppo.VerlMode): gspo is GSPO-token clamped at 10 from above only, without
-# dual clip; gspo and sapo aggregate seq-mean-token-mean; geo_mean's policy
+# dual clip; gspo and sapo aggregate their policy term seq-mean-token-mean
+# (the KL and entropy terms by agg, verl's loss_agg_mode); geo_mean's policy
 # term is the mean over all B rows; Clip-Cov, KL-Cov and geo_mean
 # exponentiate the raw log-ratio, and Clip-Cov's means divide by N + 1e-8.
 VERL_MODES = {
     "gspo": {"loss_mode": "gspo_token", "logratio_clamp": 10.0, "logratio_clamp_high_only": True,
-             "dual_clip": 0.0, "agg": "seq-mean-token-mean"},
-    "sapo": {"agg": "seq-mean-token-mean"},
+             "dual_clip": 0.0, "policy_seq_mean_token_mean": True},
+    "sapo": {"policy_seq_mean_token_mean": True},
     "geo_mean": {"logratio_clamp": 0.0, "geo_mean_all_rows": True},
     "clip_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0, "clip_cov_mean_eps": 1e-8},
     "kl_cov": {"logratio_clamp": 0.0, "dual_clip": 0.0},
@@ -197,10 +198,12 @@ def policy_loss(req):
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
     coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
                      norm_without_seqs=cfg["agg_norm_without_seqs"])
+    # policy_seq_mean_token_mean: the policy term alone seq-mean-token-mean.
+    pcoef = _row_coef(mask, "seq-mean-token-mean", 0.0, 0.0) if cfg["policy_seq_mean_token_mean"] else coef
     delta = lp - base
     mode = cfg["loss_mode"]
     if mode != "vanilla":
-        loss = _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg)
+        loss = _policy_mode(mode, lp, delta, adv, mask, weight, pcoef, cfg)
     elif cfg["ratio_level"] == "token":
         ratio = torch.exp(_clamp_logratio(delta, cfg))
     elif cfg["ratio_level"] == "sequence":
@@ -210,7 +213,7 @@ def policy_loss(req):
     else:
         raise ValueError("unknown ratio_level " + cfg["ratio_level"])
     if mode == "vanilla":
-        loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, coef)
+        loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, pcoef)
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
         loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)

@@ -26,7 +26,9 @@ What it compares, per random case:
   composes them (verl/workers/utils/losses.py: rollout correction first,
   then every term aggregated with the same global batch information): the
   loss, its gradient with respect to logp (torch autograd of verl's loss),
-  dLoss/dentropy, and the metrics whose names both report;
+  dLoss/dentropy, and the metrics whose names both report; gspo and sapo
+  (whose policy term verl aggregates seq-mean-token-mean whatever
+  loss_agg_mode says) always with a KL and an entropy term;
 - estimators (groups of one to six, by size or by ids in any order,
   groups of one included; binary, continuous or tied rewards; a response
   length each): every estimator both have, called as verl's
@@ -70,13 +72,13 @@ torch.set_default_dtype(torch.float64)
 AGGS = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"]
 KL_NAMES = ["k1", "kl", "k2", "mse", "k3", "low_var_kl", "abs", "k3+"]
 SKIP_MODES = {"bypass_mode"}
-# verl's functions for these modes aggregate seq-mean-token-mean whatever
-# loss_agg_mode says; the request then gives no agg, and verl's
-# loss_agg_mode (which its KL and entropy terms still use) is
-# seq-mean-token-mean, the one setting rlpost's single aggregation of these
-# modes can match. (geo_mean's mean over all rows, with the KL and entropy
-# terms under loss_agg_mode, is the preset's geo_mean_all_rows.)
-FIXED_AGG_MODES = {"gspo", "sapo"}
+# verl's functions for these modes aggregate their policy term
+# seq-mean-token-mean whatever loss_agg_mode says, while the KL and entropy
+# terms follow loss_agg_mode: the verl preset's policy_seq_mean_token_mean.
+# Their cases always carry a KL and an entropy term, so that every
+# loss_agg_mode tells the two aggregations apart. (geo_mean's mean over all
+# rows is the preset's geo_mean_all_rows.)
+POLICY_AGG_FIXED = {"gspo", "sapo"}
 
 
 # ---------------------------------------------------------------- loading
@@ -173,6 +175,7 @@ class Gen:
 
     def case(self, mode, agg):
         r = self.r
+        terms = mode in POLICY_AGG_FIXED
         B = r.choice([1, 1, 2, 3, 4, 5])
         T = r.choice([1, 1, 2, 3, 5, 7])
         mask = [[1.0 if r.random() < 0.8 else 0.0 for _ in range(T)] for _ in range(B)]
@@ -209,11 +212,11 @@ class Gen:
         if mode == "kl_cov":
             c["kl_cov_ratio"] = r.choice([0.0002, 0.3, 1.0])
             c["ppo_kl_coef"] = r.choice([0.1, 1.0, 0.5])
-        if r.random() < 0.35:
+        if r.random() < 0.35 or terms:
             c["kl_estimator"] = r.choice(KL_NAMES)
             c["kl_coef"] = r.choice([0.001, 0.1, 1.0])
             c["ref_logp"] = [[round(o + r.choice([r.gauss(0, 0.5), r.gauss(0, 8)]), 6) for o in row] for row in logp]
-        if r.random() < 0.25:
+        if r.random() < 0.25 or terms:
             c["entropy_coeff"] = r.choice([0.001, 0.01, 0.5])
             c["entropy"] = [[self.u(0, 3) for _ in range(T)] for _ in range(B)]
         if r.random() < 0.3:
@@ -330,9 +333,7 @@ def kl_cov_untied(c, logp, adv, mask):
 
 
 def rlpost_request(c):
-    cfg = {"loss_mode": c["mode"], "clip_low": c["clip_low"], "clip_high": c["clip_high"]}
-    if c["mode"] not in FIXED_AGG_MODES:
-        cfg["agg"] = c["agg"]
+    cfg = {"loss_mode": c["mode"], "clip_low": c["clip_low"], "clip_high": c["clip_high"], "agg": c["agg"]}
     if "clip_ratio_c" in c:
         cfg["dual_clip"] = c["clip_ratio_c"]
     for k in ("agg_norm", "tau_pos", "tau_neg", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub",
@@ -381,9 +382,6 @@ def check_policy(ca, rc, ActorConfig, a, g, counts, verbose):
         for agg in AGGS:
             for _ in range(a.cases):
                 c = g.case(mode, agg)
-                if mode in FIXED_AGG_MODES:
-                    c["agg"] = "seq-mean-token-mean"
-                    c.pop("agg_norm", None)
                 try:
                     want = verl_run(ca, rc, ActorConfig, c)
                 except (NotImplementedError, ValueError, AssertionError) as e:
@@ -402,7 +400,7 @@ def check_policy(ca, rc, ActorConfig, a, g, counts, verbose):
                 else:
                     diffs, metrics, absent = compare(got, want)
                 ok = not diffs
-                rows = [("loss mode", mode), ("aggregation", c["agg"] + (" (fixed by verl)" if mode in FIXED_AGG_MODES else ""))]
+                rows = [("loss mode", mode), ("aggregation", c["agg"] + (" (verl: policy term seq-mean-token-mean)" if mode in POLICY_AGG_FIXED else ""))]
                 if "kl_estimator" in c:
                     rows.append(("KL estimator", c["kl_estimator"] + (" (verl raises; its intent)" if want["intent"] else "")))
                 for extra in ("rollout_is", "rollout_rs"):
