@@ -120,9 +120,14 @@ func (p blockPass[F]) Run(part int) {
 			plogps[u] += s
 			sums[u] += sum
 		}
-		for q := range len(w.slotStart) - 1 {
+		slots := len(w.slotStart) - 1
+		for q := range slots {
 			at, end := w.slotStart[q], w.slotStart[q+1]
-			slotBlock(acc[:], w.memRows[at:end], b, e, dots[at:end])
+			var next [][]F
+			if q+1 < slots {
+				next = w.memRows[end:w.slotStart[q+2]]
+			}
+			slotBlock(acc[:], w.memRows[at:end], b, e, dots[at:end], next)
 		}
 	}
 }

@@ -139,12 +139,18 @@ func rowSums[F tensor.Float](x, next []F, withLogs bool) (s, sum float64) {
 // to out[e], for the m = len(members) ≥ 1 members. acc has room for
 // hi − lo words. On float32 with AVX-512 one call of the assembly does
 // all of it for the words up to a multiple of eight, reading each member's
-// block from memory once.
-func slotBlock[F tensor.Float](acc []float64, members [][]F, lo, hi int, out []float64) {
+// block from memory once, and prefetches the same words of next, the
+// members of the slot the caller runs next (nil if none).
+func slotBlock[F tensor.Float](acc []float64, members [][]F, lo, hi int, out []float64, next [][]F) {
 	m, n := len(members), 0
 	if m32, ok := any(members).([][]float32); ok && hasAVX512 && hi-lo >= 8 {
 		n = (hi - lo) &^ 7
-		slot32AVX512(&m32[0], m, lo, n, &acc[0], 1/float64(m), &out[0], &avxLog[0])
+		next32 := any(next).([][]float32)
+		var first *[]float32
+		if len(next32) > 0 {
+			first = &next32[0]
+		}
+		slot32AVX512(&m32[0], m, lo, n, &acc[0], 1/float64(m), &out[0], &avxLog[0], first, len(next32))
 	}
 	if lo+n == hi {
 		return

@@ -62,4 +62,4 @@ func sum32AVX512(x *float32, n int, next *float32) (sum, least float64)
 func logs64AVX512(dst, x *float64, n int, scale float64, tab *float64)
 
 //go:noescape
-func slot32AVX512(rows *[]float32, m, off, n int, acc *float64, scale float64, out *float64, tab *float64)
+func slot32AVX512(rows *[]float32, m, off, n int, acc *float64, scale float64, out *float64, tab *float64, next *[]float32, nextM int)

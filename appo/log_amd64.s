@@ -186,13 +186,15 @@ logsdone:
 	VZEROUPPER
 	RET
 
-// func slot32AVX512(rows *[]float32, m, off, n int, acc *float64, scale float64, out *float64, tab *float64)
+// func slot32AVX512(rows *[]float32, m, off, n int, acc *float64, scale float64, out *float64, tab *float64, next *[]float32, nextM int)
 //
 // One slot on one block of the vocabulary: with p_e = rows[e][off:off+n]
 // for the m ≥ 1 members e and n = 8j, acc = log(scale·Σ_e p_e) (0 where
 // the sum is 0), then out[e] += Σ p_e·acc. The members' blocks are read
-// twice, the second time from the first-level cache.
-TEXT ·slot32AVX512(SB), NOSPLIT, $0-64
+// twice, the second time from the first-level cache; meanwhile the same
+// block of the next slot's first min(m, nextM) members, next[e][off:off+n],
+// is prefetched.
+TEXT ·slot32AVX512(SB), NOSPLIT, $0-80
 	MOVQ rows+0(FP), BX
 	MOVQ m+8(FP), R9
 	MOVQ off+16(FP), DX
@@ -205,19 +207,44 @@ TEXT ·slot32AVX512(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JZ slotdone
 
-	// acc = log(scale · Σ_e p_e), eight words at a time.
+	// acc = log(scale · Σ_e p_e), eight words at a time, four members
+	// at a time.
 meanloop:
 	VXORPD Z0, Z0, Z0
 	MOVQ BX, R11
 	MOVQ R9, R12
+	CMPQ R12, $4
+	JLT memberone
 
-memberloop:
+memberfour:
+	MOVQ (R11), R10
+	VCVTPS2PD (R10)(DX*1), Z1
+	MOVQ 24(R11), R10
+	VCVTPS2PD (R10)(DX*1), Z2
+	MOVQ 48(R11), R10
+	VCVTPS2PD (R10)(DX*1), Z3
+	MOVQ 72(R11), R10
+	VCVTPS2PD (R10)(DX*1), Z4
+	VADDPD Z2, Z1, Z1
+	VADDPD Z4, Z3, Z3
+	VADDPD Z3, Z1, Z1
+	VADDPD Z1, Z0, Z0
+	ADDQ $96, R11
+	SUBQ $4, R12
+	CMPQ R12, $4
+	JGE memberfour
+
+memberone:
+	TESTQ R12, R12
+	JZ meandone
 	MOVQ (R11), R10
 	VCVTPS2PD (R10)(DX*1), Z1
 	VADDPD Z1, Z0, Z0
 	ADDQ $24, R11
 	DECQ R12
-	JNZ memberloop
+	JMP memberone
+
+meandone:
 	VMULPD Z12, Z0, Z0
 	LOG8
 	VMOVUPD Z9, (DI)
@@ -226,14 +253,27 @@ memberloop:
 	SUBQ $8, CX
 	JNZ meanloop
 
-	// out[e] += Σ p_e·acc, member by member, in two accumulators.
+	// out[e] += Σ p_e·acc, member by member, in two accumulators, with
+	// R12 walking the next slot's member e (or this one's, past its
+	// members).
 	MOVQ off+16(FP), DX
 	SHLQ $2, DX
 	MOVQ out+48(FP), AX
+	MOVQ next+64(FP), R11
+	MOVQ nextM+72(FP), R13
 
 dotmember:
 	MOVQ (BX), SI
 	ADDQ DX, SI
+	MOVQ SI, R12
+	TESTQ R13, R13
+	JZ dotstart
+	MOVQ (R11), R12
+	ADDQ DX, R12
+	ADDQ $24, R11
+	DECQ R13
+
+dotstart:
 	MOVQ acc+32(FP), DI
 	MOVQ n+24(FP), CX
 	VXORPD Z10, Z10, Z10
@@ -242,6 +282,8 @@ dotmember:
 	JLT dottail
 
 dotloop:
+	PREFETCHT0 (R12)
+	ADDQ $64, R12
 	VCVTPS2PD (SI), Z0
 	VCVTPS2PD 32(SI), Z1
 	VFMADD231PD (DI), Z0, Z10

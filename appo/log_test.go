@@ -232,7 +232,11 @@ func TestSlotBlock(t *testing.T) {
 				out[e] = float64(e) // slotBlock adds to it
 			}
 			acc := make([]float64, n)
-			slotBlock(acc, members, lo, lo+n, out)
+			var next [][]float32 // the slot to prefetch: none, or another
+			if m%2 == 0 {
+				next = members[:m/2]
+			}
+			slotBlock(acc, members, lo, lo+n, out, next)
 			wantDot := make([]float64, m)
 			for v := lo; v < lo+n; v++ {
 				mean := 0.0
@@ -288,7 +292,7 @@ func BenchmarkKernels(b *testing.B) {
 		var acc [blockWords]float64
 		out := make([]float64, len(members))
 		for b.Loop() {
-			slotBlock(acc[:], members, 0, blockWords, out)
+			slotBlock(acc[:], members, 0, blockWords, out, members)
 		}
 		perWord(b, blockWords)
 	})
