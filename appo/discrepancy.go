@@ -95,10 +95,13 @@ func (p fetchPass[F]) Run(u int) {
 	}
 }
 
-// blockPass runs the blocks of one part, in order: for each block, the
-// row kernel over every grouped row, then the slot kernel over every slot
-// with two members or more. The part's partial sums are its own, so the
-// parts may run in any order on any worker.
+// blockPass runs the blocks of one part, in order. For each block it runs
+// the slots with two members or more in turn; a member whose row has not
+// been read yet in this block goes through the row kernel first, which
+// reads the row's block from memory into the cache where the slot kernel
+// finds it, and the slot kernel prefetches the next slot's members. The
+// rows in no such slot go through the row kernel last. The part's partial
+// sums are its own, so the parts may run in any order on any worker.
 type blockPass[F tensor.Float] struct{ w *Weighter[F] }
 
 func (p blockPass[F]) Run(part int) {
@@ -111,23 +114,31 @@ func (p blockPass[F]) Run(part int) {
 	clear(dots)
 	withLogs := w.entropies == nil
 	var acc [blockWords]float64
+	slots := len(w.slotStart) - 1
 	lo, hi := w.partWords(part)
 	for b := lo; b < hi; b += blockWords {
 		e := min(b+blockWords, hi)
-		for u, row := range w.rows {
-			next := w.rows[(u+1)%nu][b:e]
-			s, sum := rowSums(row[b:e], next, withLogs)
-			plogps[u] += s
-			sums[u] += sum
-		}
-		slots := len(w.slotStart) - 1
 		for q := range slots {
 			at, end := w.slotStart[q], w.slotStart[q+1]
+			for x := at; x < end; x++ {
+				if w.firstUse[x] {
+					u, row := w.memRow[x], w.memRows[x][b:e]
+					s, sum := rowSums(row, row, withLogs)
+					plogps[u] += s
+					sums[u] += sum
+				}
+			}
 			var next [][]F
 			if q+1 < slots {
 				next = w.memRows[end:w.slotStart[q+2]]
 			}
 			slotBlock(acc[:], w.memRows[at:end], b, e, dots[at:end], next)
+		}
+		for k, u := range w.lonely {
+			next := w.rows[w.lonely[(k+1)%len(w.lonely)]][b:e]
+			s, sum := rowSums(w.rows[u][b:e], next, withLogs)
+			plogps[u] += s
+			sums[u] += sum
 		}
 	}
 }
@@ -143,8 +154,9 @@ func (w *Weighter[F]) partWords(part int) (lo, hi int) {
 
 // buildSlots lists the members of every slot with two members or more,
 // slot by slot (group k, rank s): entry x of the list is w.d's entry
-// memAt[x], of grouped row memRow[x]. A slot of one member gets d = 0
-// here, the KL of a distribution from itself.
+// memAt[x], of grouped row memRow[x], and firstUse[x] says whether it is
+// the row's first entry. A slot of one member gets d = 0 here, the KL of
+// a distribution from itself; lonely lists the grouped rows in no other.
 func (w *Weighter[F]) buildSlots() {
 	g, n := len(w.in.Rewards), w.slot[len(w.in.Rewards)]
 	w.slotStart = append(w.slotStart[:0], 0)
@@ -169,6 +181,22 @@ func (w *Weighter[F]) buildSlots() {
 			}
 		}
 	}
+	// The first member of each grouped row in this order reads it for the
+	// row kernel; the rows with none are the lonely ones.
+	w.firstUse = grow(w.firstUse, len(w.memAt))
+	seen := grow(w.seen, len(w.used))
+	clear(seen)
+	for x, u := range w.memRow {
+		w.firstUse[x] = !seen[u]
+		seen[u] = true
+	}
+	w.lonely = w.lonely[:0]
+	for u, ok := range seen {
+		if !ok {
+			w.lonely = append(w.lonely, u)
+		}
+	}
+	w.seen = seen
 }
 
 // discrepancies fetches the grouped rows, runs the block pass over the

@@ -101,6 +101,9 @@ type Weighter[F tensor.Float] struct {
 	memAt     []int
 	memRow    []int
 	memRows   [][]F
+	firstUse  []bool    // per member: the first of its row
+	seen      []bool    // per grouped row, while building firstUse
+	lonely    []int     // the grouped rows in no slot with two members or more
 	parts     int       // parts of the vocabulary in the block pass
 	plogpPart []float64 // part p, grouped row u: Σ p log p over the part, at p·len(used) + u
 	sumPart   []float64 // the same for Σ p
