@@ -100,7 +100,7 @@ func (p fetchPass[F]) Run(u int) {
 // been read yet in this block goes through the row kernel first, which
 // reads the row's block from memory into the cache where the slot kernel
 // finds it, and the slot kernel prefetches the next slot's members. The
-// rows in no such slot go through the row kernel last. The part's partial
+// rows in no such slot are only checked, last. The part's partial
 // sums are its own, so the parts may run in any order on any worker.
 type blockPass[F tensor.Float] struct{ w *Weighter[F] }
 
@@ -134,10 +134,11 @@ func (p blockPass[F]) Run(part int) {
 			}
 			slotBlock(acc[:], w.memRows[at:end], b, e, dots[at:end], next)
 		}
+		// A lonely row's d is 0 whatever its Σ p log p: it is only
+		// checked.
 		for k, u := range w.lonely {
 			next := w.rows[w.lonely[(k+1)%len(w.lonely)]][b:e]
-			s, sum := rowSums(w.rows[u][b:e], next, withLogs)
-			plogps[u] += s
+			_, sum := rowSums(w.rows[u][b:e], next, false)
 			sums[u] += sum
 		}
 	}
