@@ -23,17 +23,20 @@ import (
 // Reading each row once for its Σ p log p and then once per slot it is
 // in would move 7 GB. Instead the vocabulary is cut into blocks of
 // blockWords words, and each block of every row is read from memory once:
-// the block pass takes a block, computes Σ p log p and Σ p over it for
-// every grouped row, then the slot means, their logs and the members' dot
-// products over it, all while the block's rows stay in the cache (3 555
-// rows × 2 KB). The partial sums of each block go to per-part slots and
-// are combined in part order afterwards, so the weights do not depend on
-// how many cores ran the parts, nor on which took which.
+// the block pass takes a block and runs every slot over it, a member whose
+// row it meets for the first time going through the row kernel (Σ p log p
+// and Σ p) just before, so that the slot mean, its log and the members'
+// dot products find the rows' blocks in the cache, as far as it keeps
+// them (3 555 rows × 2 KB, 7 MB per core).
+// The partial sums of each block go to per-part slots and are combined in
+// part order afterwards, so the weights do not depend on how many cores
+// ran the parts, nor on which took which.
 const (
 	// blockWords is the vocabulary block of the block pass: the grouped
 	// rows' blocks (blockWords·4 bytes each in float32) stay in the
 	// cache between their uses, and the slot kernel's log p̄ (8 bytes a
-	// word) in the first-level cache.
+	// word) in the first-level cache. 256 measured the same at the
+	// paper's size, 128 slower (more calls, each with less to do).
 	blockWords = 512
 	// maxParts bounds the parts, runs of consecutive blocks that one
 	// worker takes at a time, each with its own partial sums: enough to
