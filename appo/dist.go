@@ -136,16 +136,28 @@ func checkDist[F tensor.Float](p []F, i, j, vocab int, sumTol float64) error {
 	var s float64
 	for v, x := range p {
 		if !(x >= 0) || !tensor.IsFinite(x) {
-			if !tensor.IsFinite(x) {
-				return tensor.Errorf(tensor.ErrNonFinite, "dists", tensor.At(i, j, v), "%v", float64(x))
-			}
-			return tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j, v), "probability %v is negative", float64(x))
+			return badProbability(tensor.At(i, j, v), float64(x))
 		}
 		s += float64(x)
 	}
 	if math.Abs(s-1) > sumTol {
-		return tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j),
-			"probabilities sum to %.9g, want 1 within Config.SumTol = %g", s, sumTol)
+		return badSum(tensor.At(i, j), s, sumTol)
 	}
 	return nil
+}
+
+// badProbability reports an entry of a distribution that is negative or
+// not finite.
+func badProbability(at []int, x float64) error {
+	if !tensor.IsFinite(x) {
+		return tensor.Errorf(tensor.ErrNonFinite, "dists", at, "%v", x)
+	}
+	return tensor.Errorf(tensor.ErrRange, "dists", at, "probability %v is negative", x)
+}
+
+// badSum reports a distribution whose probabilities sum to s, off 1 by
+// more than sumTol.
+func badSum(at []int, s, sumTol float64) error {
+	return tensor.Errorf(tensor.ErrRange, "dists", at,
+		"probabilities sum to %.9g, want 1 within Config.SumTol = %g", s, sumTol)
 }

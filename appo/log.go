@@ -87,15 +87,9 @@ func init() {
 func logSubnormal(y float64) float64 { return math.Log(y*0x1p64) - 64*math.Ln2 }
 
 // plogp returns Σ x·log x over x (0·log 0 = 0), the negated entropy of a
-// distribution: eight lanes at a time with AVX-512, else from logs in
-// blocks that stay in the first-level cache.
+// distribution, from logs in blocks that stay in the first-level cache.
 func plogp[F tensor.Float](x []F) float64 {
 	s := 0.0
-	if x32, ok := any(x).([]float32); ok && hasAVX512 && len(x) >= 8 {
-		n := len(x) &^ 7
-		s, _, _ = plogp32AVX512(&x32[0], n, &avxInvC[0], &avxLogC[0])
-		x = x[n:]
-	}
 	var buf [512]float64
 	for len(x) > 0 {
 		n := min(len(x), len(buf))
@@ -106,29 +100,72 @@ func plogp[F tensor.Float](x []F) float64 {
 	return s
 }
 
-// checkedPlogp returns Σ x·log x of a float32 distribution x of length
-// vocab, reading it once to check it as checkDist does and to take the
-// sum, when this build has the AVX-512 loop; ok is false when it has not,
-// or when x fails a check (the caller then runs checkDist for the error).
-// Its sum of x is formed in another order than checkDist's, which can move
-// a sum within a few ulps of the tolerance to the other side.
-func checkedPlogp[F tensor.Float](x []F, vocab int, sumTol float64) (s float64, ok bool) {
-	x32, is32 := any(x).([]float32)
-	if !hasAVX512 || !is32 || len(x) != vocab || len(x) < 8 {
-		return 0, false
+// rowSums returns Σ x·log x (when withLogs; else 0) and Σ x of a block x
+// of a distribution, reading it once: the row kernel of the blocked pass.
+// sum is NaN when some x is negative or not finite, so that the check of
+// the row's total against 1 fails for it whatever Config.SumTol is. On
+// float32 with AVX-512 it runs eight lanes at a time and prefetches next,
+// the block the caller reads next, at least as long as x.
+func rowSums[F tensor.Float](x, next []F, withLogs bool) (s, sum float64) {
+	if x32, ok := any(x).([]float32); ok && hasAVX512 && len(x) >= 8 {
+		n := len(x) &^ 7
+		next32 := any(next).([]float32)[:n]
+		var least float64
+		if withLogs {
+			s, sum, least = plogp32AVX512(&x32[0], n, &next32[0], &avxLog[0])
+		} else {
+			sum, least = sum32AVX512(&x32[0], n, &next32[0])
+		}
+		if !(least >= 0) || math.IsInf(sum, 0) {
+			sum = math.NaN()
+		}
+		x = x[n:]
 	}
-	n := len(x) &^ 7
-	s, sum, ok := plogp32AVX512(&x32[0], n, &avxInvC[0], &avxLogC[0])
-	for _, p := range x32[n:] {
+	if withLogs {
+		s += plogp(x)
+	}
+	for _, p := range x {
 		if !(p >= 0) || !tensor.IsFinite(p) {
-			return 0, false
+			sum = math.NaN()
 		}
 		sum += float64(p)
 	}
-	if !ok || math.Abs(sum-1) > sumTol {
-		return 0, false
+	return s, sum
+}
+
+// slotBlock runs one slot on words [lo, hi) of the vocabulary, the slot
+// kernel of the blocked pass: with p_e = members[e][lo:hi], it sets
+// acc = log p̄ = log(Σ_e p_e / m) (0 where p̄ is 0) and adds Σ p_e·log p̄
+// to out[e], for the m = len(members) ≥ 1 members. acc has room for
+// hi − lo words. On float32 with AVX-512 one call of the assembly does
+// all of it for the words up to a multiple of eight, reading each member's
+// block from memory once, and prefetches the same words of next, the
+// members of the slot the caller runs next (nil if none).
+func slotBlock[F tensor.Float](acc []float64, members [][]F, lo, hi int, out []float64, next [][]F) {
+	m, n := len(members), 0
+	if m32, ok := any(members).([][]float32); ok && hasAVX512 && hi-lo >= 8 {
+		n = (hi - lo) &^ 7
+		next32 := any(next).([][]float32)
+		var first *[]float32
+		if len(next32) > 0 {
+			first = &next32[0]
+		}
+		slot32AVX512(&m32[0], m, lo, n, &acc[0], 1/float64(m), &out[0], &avxLog[0], first, len(next32))
 	}
-	return s + plogp(x32[n:]), true
+	if lo+n == hi {
+		return
+	}
+	tail := acc[n : hi-lo]
+	clear(tail)
+	for _, p := range members {
+		addTo(tail, p[lo+n:hi])
+	}
+	// p̄_v = 0 only where every member has p_v = 0, and those terms are
+	// 0·log 0 = 0: logMean writes 0 there.
+	logMean(tail, m)
+	for e, p := range members {
+		out[e] += dot(p[lo+n:hi], tail)
+	}
 }
 
 // logMean turns sum, a sum of m distributions, into the log of their mean
@@ -136,7 +173,7 @@ func checkedPlogp[F tensor.Float](x []F, vocab int, sumTol float64) (s float64, 
 func logMean(sum []float64, m int) {
 	if hasAVX512 && len(sum) >= 8 {
 		n := len(sum) &^ 7
-		logs64AVX512(&sum[0], &sum[0], n, 1/float64(m), &avxInvC[0], &avxLogC[0])
+		logs64AVX512(&sum[0], &sum[0], n, 1/float64(m), &avxLog[0])
 		sum = sum[n:]
 	}
 	for v := range sum {
@@ -148,28 +185,15 @@ func logMean(sum []float64, m int) {
 // addTo adds x to dst entry by entry.
 func addTo[F tensor.Float](dst []float64, x []F) {
 	dst = dst[:len(x)]
-	if x32, ok := any(x).([]float32); ok && hasAVX512 && len(x) >= 8 {
-		n := len(x) &^ 7
-		add32AVX512(&dst[0], &x32[0], n)
-		dst, x = dst[n:], x[n:]
-	}
 	for v, p := range x {
 		dst[v] += float64(p)
 	}
 }
 
-// dot returns Σ x·y in float64: eight lanes at a time with AVX-512 for
-// float32 x, else with four accumulators, which lets the additions
-// overlap. The order is fixed, so the result is reproducible on a given
-// machine.
+// dot returns Σ x·y in float64 with four accumulators, which lets the
+// additions overlap. The order is fixed, so the result is reproducible.
 func dot[F tensor.Float](x []F, y []float64) float64 {
 	y = y[:len(x)]
-	s := 0.0
-	if x32, ok := any(x).([]float32); ok && hasAVX512 && len(x) >= 8 {
-		n := len(x) &^ 7
-		s = dot32AVX512(&x32[0], &y[0], n)
-		x, y = x[n:], y[n:]
-	}
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -181,5 +205,5 @@ func dot[F tensor.Float](x []F, y []float64) float64 {
 	for ; i < len(x); i++ {
 		s0 += float64(x[i]) * y[i]
 	}
-	return s + (s0 + s1) + (s2 + s3)
+	return (s0 + s1) + (s2 + s3)
 }

@@ -20,7 +20,7 @@ func logAVX(x float64) float64 {
 	for i := range src {
 		src[i] = x
 	}
-	logs64AVX512(&dst[0], &src[0], 8, 1, &avxInvC[0], &avxLogC[0])
+	logs64AVX512(&dst[0], &src[0], 8, 1, &avxLog[0])
 	for _, y := range dst[1:] {
 		if math.Float64bits(y) != math.Float64bits(dst[0]) {
 			return math.NaN()
@@ -85,19 +85,20 @@ func testLogAccuracy(t *testing.T, logf func(float64) float64) {
 		0.5, 2, 0.25, 1.0 / 32000, math.SmallestNonzeroFloat64, 2.2250738585072014e-308, math.MaxFloat64, 1e-45, 1.4e-45} {
 		check(x)
 	}
+	edges := []float64{0.75, 1.5, 1.46875}
 	for i := range logBuckets {
-		lo := math.Float64frombits(logOff + uint64(i)<<(52-logBits))
-		check(lo)
-		check(math.Nextafter(lo, 0))
-		check(math.Nextafter(lo, 2))
-		lo = math.Float64frombits(0x3fe8000000000000 + uint64(i)<<(52-logBits))
-		check(lo)
-		check(math.Nextafter(lo, 0))
-		check(math.Nextafter(lo, 2))
+		edges = append(edges, math.Float64frombits(logOff+uint64(i)<<(52-logBits)))
 	}
-	check(0.75)
-	check(1.5)
-	check(math.Nextafter(1.5, 0))
+	for j := range 16 {
+		edges = append(edges, math.Float64frombits(math.Float64bits(0.734375)+uint64(j)<<48))
+	}
+	for _, x := range edges {
+		for _, y := range []float64{x, 2 * x, x / 2, x / 1024} {
+			check(y)
+			check(math.Nextafter(y, 0))
+			check(math.Nextafter(y, 4))
+		}
+	}
 	// Relative accuracy near 1, where log x ≈ x − 1 is tiny.
 	for _, d := range []float64{1e-15, 1e-10, 1e-5, 3e-3} {
 		for _, x := range []float64{1 + d, 1 - d} {
@@ -161,95 +162,138 @@ func BenchmarkLog(b *testing.B) {
 	})
 }
 
-// TestVectorLoops checks plogp, logMean, addTo and dot, which run AVX-512
-// loops on float32 rows and float64 means where the processor has them,
-// against float64 loops over math.Log, at lengths around the eight lanes.
-func TestVectorLoops(t *testing.T) {
+// randomRow returns n probabilities, a tenth of them 0 and the rest spread
+// over twelve decades, and their sum.
+func randomRow(r *rand.Rand, n int) ([]float32, float64) {
+	x := make([]float32, n)
+	s := 0.0
+	for i := range x {
+		if r.IntN(10) > 0 {
+			x[i] = r.Float32() * float32(math.Pow(10, -float64(r.IntN(12))))
+		}
+		s += float64(x[i])
+	}
+	return x, s
+}
+
+// TestRowSums checks the row kernel, AVX-512 lanes on float32 where the
+// processor has them, against a float64 loop over math.Log, at lengths
+// around the eight lanes; and that a negative or non-finite entry, in the
+// lanes or in the tail, makes its sum NaN.
+func TestRowSums(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{1, 7, 8, 9, 16, 63, 1000, 32003} {
-		x := make([]float32, n)
-		s := 0.0
-		for i := range x {
-			if r.IntN(10) > 0 {
-				x[i] = r.Float32() * float32(math.Pow(10, -float64(r.IntN(12))))
-			}
-			s += float64(x[i])
-		}
+		x, sum := randomRow(r, n)
 		var want float64
 		for _, p := range x {
 			if p > 0 {
 				want += float64(p) * math.Log(float64(p))
 			}
 		}
-		if got := plogp(x); math.Abs(got-want) > 1e-12*(1+s) {
-			t.Errorf("n %d: plogp = %.17g, want %.17g", n, got, want)
+		s, gotSum := rowSums(x, x, true)
+		if math.Abs(s-want) > 1e-12*(1+sum) || math.Abs(gotSum-sum) > 1e-12*sum {
+			t.Errorf("n %d: rowSums = %.17g, %.17g, want %.17g, %.17g", n, s, gotSum, want, sum)
 		}
-		sum := make([]float64, n)
-		addTo(sum, x)
-		addTo(sum, x)
-		addTo(sum, x)
-		y := make([]float64, n)
-		var wantDot float64
-		for i := range x {
-			if sum[i] != 3*float64(x[i]) {
-				t.Fatalf("n %d: addTo thrice gives %v at %d, want 3·%v", n, sum[i], i, x[i])
-			}
-			y[i] = r.Float64()
-			wantDot += float64(x[i]) * y[i]
+		if s, gotSum := rowSums(x, x, false); s != 0 || math.Abs(gotSum-sum) > 1e-12*sum {
+			t.Errorf("n %d: rowSums without logs = %v, %v, want 0, %v", n, s, gotSum, sum)
 		}
-		if got := dot(x, y); math.Abs(got-wantDot) > 1e-13*(1+math.Abs(wantDot)) {
-			t.Errorf("n %d: dot = %.17g, want %.17g", n, got, wantDot)
-		}
-		logMean(sum, 3)
-		for i, p := range x {
-			want := 0.0
-			if p > 0 {
-				want = math.Log(float64(p))
-			}
-			if math.Abs(sum[i]-want) > 2*logTol(want) {
-				t.Fatalf("n %d: logMean gives %.17g at %d, want log %v = %.17g", n, sum[i], i, p, want)
+		for _, at := range []int{0, n / 2, n - 1} {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -1e-30} {
+				y := append([]float32(nil), x...)
+				y[at] = bad
+				for _, withLogs := range []bool{true, false} {
+					if _, s := rowSums(y, y, withLogs); !math.IsNaN(s) {
+						t.Errorf("n %d: %v at %d gives sum %v, want NaN", n, bad, at, s)
+					}
+				}
 			}
 		}
 	}
 }
 
-// TestCheckedPlogp: the one-read check of a float32 row passes a good
-// distribution with its Σ p log p, and turns down every row checkDist
-// turns down, the bad entry in the lanes or in the tail.
-func TestCheckedPlogp(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, n := range []int{8, 13, 64, 1001} {
-		x := make([]float32, n)
-		s := 0.0
-		for i := range x {
-			x[i] = r.Float32() + 0.01
-			s += float64(x[i])
-		}
-		for i := range x {
-			x[i] = float32(float64(x[i]) / s)
-		}
-		got, ok := checkedPlogp(x, n, 1e-5)
-		if hasAVX512 {
-			if want := plogp(x); !ok || math.Abs(got-want) > 1e-12 {
-				t.Fatalf("n %d: checkedPlogp = %v, %v, want %v, true", n, got, ok, want)
+// TestSlotBlock checks the slot kernel, AVX-512 lanes on float32 where the
+// processor has them, against float64 loops over math.Log, at block
+// lengths around the eight lanes, offsets and member counts.
+func TestSlotBlock(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 7, 8, 9, 16, 24, 63, 512, 1001} {
+		for _, m := range []int{1, 2, 3, 8} {
+			lo := r.IntN(20)
+			members := make([][]float32, m)
+			for e := range members {
+				members[e], _ = randomRow(r, lo+n+r.IntN(5))
 			}
-		} else if ok {
-			t.Fatal("checkedPlogp ran without AVX-512")
-		}
-		if _, ok := checkedPlogp(x, n+1, 1e-5); ok {
-			t.Errorf("n %d: passed a row of the wrong length", n)
-		}
-		for _, at := range []int{0, 3, n - 1} {
-			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), -1e-9, 0.5} {
-				y := append([]float32(nil), x...)
-				y[at] = bad
-				if _, ok := checkedPlogp(y, n, 1e-5); ok {
-					t.Errorf("n %d: passed %v at %d", n, bad, at)
+			members[0][lo] = 0 // a word no member has
+			for e := range members {
+				members[e][lo] = 0
+			}
+			out := make([]float64, m)
+			for e := range out {
+				out[e] = float64(e) // slotBlock adds to it
+			}
+			acc := make([]float64, n)
+			var next [][]float32 // the slot to prefetch: none, or another
+			if m%2 == 0 {
+				next = members[:m/2]
+			}
+			slotBlock(acc, members, lo, lo+n, out, next)
+			wantDot := make([]float64, m)
+			for v := lo; v < lo+n; v++ {
+				mean := 0.0
+				for _, p := range members {
+					mean += float64(p[v])
 				}
-				if checkDist(y, 0, 0, n, 1e-5) == nil {
-					t.Errorf("n %d: checkDist passed %v at %d", n, bad, at)
+				mean /= float64(m)
+				lg := 0.0
+				if mean > 0 {
+					lg = math.Log(mean)
+				}
+				if math.Abs(acc[v-lo]-lg) > 2*logTol(lg) {
+					t.Fatalf("n %d, m %d: log p̄ at %d = %.17g, want %.17g", n, m, v, acc[v-lo], lg)
+				}
+				for e, p := range members {
+					wantDot[e] += float64(p[v]) * lg
+				}
+			}
+			for e := range out {
+				if want := float64(e) + wantDot[e]; math.Abs(out[e]-want) > 1e-12*(1+math.Abs(want)) {
+					t.Errorf("n %d, m %d: out[%d] = %.17g, want %.17g", n, m, e, out[e], want)
 				}
 			}
 		}
 	}
+}
+
+// BenchmarkKernels measures the row and slot kernels of the block pass on
+// one block in the first-level cache: the compute cost per word, with no
+// memory traffic.
+func BenchmarkKernels(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	members := make([][]float32, 8)
+	for e := range members {
+		members[e], _ = randomRow(r, blockWords)
+	}
+	perWord := func(b *testing.B, words int) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(words), "ns/word")
+	}
+	b.Run("row", func(b *testing.B) {
+		for b.Loop() {
+			rowSums(members[0], members[1], true)
+		}
+		perWord(b, blockWords)
+	})
+	b.Run("row-check", func(b *testing.B) {
+		for b.Loop() {
+			rowSums(members[0], members[1], false)
+		}
+		perWord(b, blockWords)
+	})
+	b.Run("slot-8", func(b *testing.B) {
+		var acc [blockWords]float64
+		out := make([]float64, len(members))
+		for b.Loop() {
+			slotBlock(acc[:], members, 0, blockWords, out, members)
+		}
+		perWord(b, blockWords)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -180,199 +179,16 @@ func (w *Weighter[F]) buildGroups() {
 		}
 	}
 	w.used, w.usedBy = w.used[:0], w.usedBy[:0]
+	w.rowOf = grow(w.rowOf, tokens)
 	for i := range g {
 		for t := w.start[i]; t < w.start[i+1]; t++ {
 			if w.member[t] > 0 {
+				w.rowOf[t] = len(w.used)
 				w.used = append(w.used, t)
 				w.usedBy = append(w.usedBy, i)
 			}
 		}
 	}
-}
-
-// rowPass fetches the distribution of every token in a group, one token
-// per piece, validates it, keeps it for the slot pass and records its
-// Σ p log p. Each distribution is thus fetched and checked once however
-// many groups its token is in.
-type rowPass[F tensor.Float] struct{ w *Weighter[F] }
-
-func (p rowPass[F]) Run(piece int) {
-	w := p.w
-	t, i := w.used[piece], w.usedBy[piece]
-	j := t - w.start[i]
-	sc := <-w.free
-	if sc.spare == nil {
-		sc.spare = w.take()
-	}
-	row, err := w.in.Dists.Dist(sc.spare, i, j)
-	// A row written into the spare stays there until the call ends, and
-	// the worker takes a new spare for its next token; any other row is
-	// the source's own, which Distributions promises to keep unchanged.
-	if err == nil && tensor.Overlaps(row, sc.spare) {
-		sc.spare = nil
-	}
-	w.free <- sc
-	if err != nil {
-		w.errs[piece] = fmt.Errorf("Dists.Dist(%d, %d): %w", i, j, err)
-		return
-	}
-	if w.entropies == nil {
-		if s, ok := checkedPlogp(row, w.vocab, w.cfg.SumTol); ok {
-			w.rows[t], w.negEnt[t] = row, s
-			return
-		}
-	}
-	if w.errs[piece] = checkDist(row, i, j, w.vocab, w.cfg.SumTol); w.errs[piece] != nil {
-		return
-	}
-	w.rows[t] = row
-	if w.entropies == nil {
-		w.negEnt[t] = plogp(row)
-		return
-	}
-	h, err := w.entropies.Entropy(i, j)
-	if err != nil {
-		w.errs[piece] = fmt.Errorf("Dists.Entropy(%d, %d): %w", i, j, err)
-		return
-	}
-	// An entropy is ≥ 0, or a little below when a probability exceeds 1
-	// within the tolerance on the sum (−p·log p ≥ −SumTol for p ≤ 1 +
-	// SumTol, to first order); anything else is a bug in the source.
-	if !tensor.IsFinite(h) {
-		w.errs[piece] = tensor.Errorf(tensor.ErrNonFinite, "dists", tensor.At(i, j), "Entropy = %v", h)
-		return
-	}
-	if h < -w.cfg.SumTol {
-		w.errs[piece] = tensor.Errorf(tensor.ErrRange, "dists", tensor.At(i, j), "Entropy = %v is negative", h)
-		return
-	}
-	w.negEnt[t] = -h
-}
-
-// slotPass computes the discrepancies (Eq. 11) of one slot of one group,
-// piece k·nslots + s: the KL divergence of each member's distribution to
-// the slot mean p̄_s over the responses that have a rank s, as
-//
-//	KL(p ‖ p̄) = Σ p log p − Σ p log p̄,
-//
-// with Σ p log p from the row pass and log p̄ taken once per slot, so a
-// slot costs V logarithms however many members it has. The members' rows
-// are those the row pass fetched: no distribution is fetched twice.
-type slotPass[F tensor.Float] struct{ w *Weighter[F] }
-
-func (p slotPass[F]) Run(piece int) {
-	w := p.w
-	k, s := piece/w.nslots, piece%w.nslots
-	n := w.slot[len(w.in.Rewards)]
-	sc := <-w.free
-	defer func() { w.free <- sc }()
-	sc.rows, sc.toks, sc.at = sc.rows[:0], sc.toks[:0], sc.at[:0]
-	for i := range w.in.Rewards {
-		if w.slot[i+1]-w.slot[i] <= s {
-			continue
-		}
-		at := k*n + w.slot[i] + s
-		t := w.toks[at]
-		sc.rows, sc.toks, sc.at = append(sc.rows, w.rows[t]), append(sc.toks, t), append(sc.at, at)
-	}
-	if len(sc.rows) == 1 {
-		w.d[sc.at[0]] = 0 // the only member is its own mean
-		return
-	}
-	lm := sc.logMean
-	clear(lm)
-	for _, row := range sc.rows {
-		addTo(lm, row)
-	}
-	// p̄_v = 0 only where every member has p_v = 0, and those terms are
-	// 0·log 0 = 0: logMean writes 0 there.
-	logMean(lm, len(sc.rows))
-	for e, row := range sc.rows {
-		w.d[sc.at[e]] = w.negEnt[sc.toks[e]] - dot(row, lm)
-	}
-}
-
-// discrepancies runs the row and slot passes over the worker pool.
-func (w *Weighter[F]) discrepancies() error {
-	pieces := len(w.frames) * w.nslots
-	if pieces == 0 {
-		return nil
-	}
-	w.ensureScratch()
-	tokens := w.start[len(w.in.Rewards)]
-	w.negEnt = grow(w.negEnt, tokens)
-	w.rows = grow(w.rows, tokens)
-	w.errs = grow(w.errs, max(len(w.used), pieces))
-	clear(w.errs)
-	helpers := parallel.Workers() - 1
-	parallel.Do(rowPass[F]{w}, len(w.used), helpers)
-	err := firstError(w.errs[:len(w.used)])
-	if err == nil {
-		clear(w.errs[:pieces])
-		parallel.Do(slotPass[F]{w}, pieces, helpers)
-		err = firstError(w.errs[:pieces])
-	}
-	w.release()
-	return err
-}
-
-// firstError returns the first non-nil error of errs, the one of the lowest
-// piece, so that the error reported does not depend on the schedule.
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// take returns a dst row of length V for Dist: the next of the rows kept
-// from earlier calls, or a new one. A source that fills dst thus costs V
-// floats of scratch per grouped token, which the Weighter keeps for the
-// next call; a source that returns rows of its own, like Dense, uses one
-// per worker.
-func (w *Weighter[F]) take() []F {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.nbufs == len(w.bufs) {
-		w.bufs = append(w.bufs, nil)
-	}
-	b := grow(w.bufs[w.nbufs], w.vocab)
-	w.bufs[w.nbufs] = b
-	w.nbufs++
-	return b
-}
-
-// release forgets the rows of this call, so that the Weighter keeps no
-// source's memory alive.
-func (w *Weighter[F]) release() {
-	for _, t := range w.used {
-		w.rows[t] = nil
-	}
-}
-
-// ensureScratch sizes one scratch per worker for this call's G and V and
-// puts them all in the free list.
-func (w *Weighter[F]) ensureScratch() {
-	workers, g := parallel.Workers(), len(w.in.Rewards)
-	if len(w.scratch) != workers {
-		w.scratch = make([]*scratch[F], workers)
-		for k := range w.scratch {
-			w.scratch[k] = new(scratch[F])
-		}
-		w.free = make(chan *scratch[F], workers)
-	}
-	for len(w.free) > 0 {
-		<-w.free
-	}
-	for _, sc := range w.scratch {
-		sc.logMean = grow(sc.logMean, w.vocab)
-		sc.rows, sc.toks, sc.at = grow(sc.rows, g), grow(sc.toks, g), grow(sc.at, g)
-		sc.spare = nil
-		w.free <- sc
-	}
-	w.nbufs = 0
 }
 
 // weights min-max normalises each group's discrepancies and writes

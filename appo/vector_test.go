@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/rlpost/rlpost/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,31 +22,11 @@ func TestVectorWeightsAgree(t *testing.T) {
 		g.rewards[0], g.rewards[1] = 1, 0
 		cfg := Config{Tau: 0.5, K1: 1 + r.IntN(6), K2: 1 + r.IntN(4), K3: 1 + r.IntN(6),
 			Alpha: 1.7, Strategy: Strategy(r.IntN(3)), SumTol: 1e-5}
-		in64 := g.inputs(t)
-		in := Inputs[float32]{Rewards: make([]float32, len(g.rewards)), Attention: make([]tensor.Batch[float32], len(g.attn))}
-		for i := range g.rewards {
-			in.Rewards[i] = float32(g.rewards[i])
-			a := in64.Attention[i]
-			in.Attention[i] = tensor.Batch[float32]{Shape: a.Shape, Data: make([]float32, len(a.Data))}
-			for e, x := range a.Data {
-				in.Attention[i].Data[e] = float32(x)
-			}
-		}
-		d64 := in64.Dists.(*Dense[float64])
-		probs := tensor.Batch[float32]{Shape: d64.probs.Shape, Data: make([]float32, len(d64.probs.Data))}
-		for e, x := range d64.probs.Data {
-			probs.Data[e] = float32(x)
-		}
-		lengths := make([]int, len(g.dists))
-		for i := range lengths {
-			lengths[i] = d64.Len(i)
-		}
-		d, err := NewDense(probs, lengths)
-		require.NoError(t, err)
-		in.Dists = d
+		in := to32Inputs(t, g.inputs(t))
+		probs := in.Dists.(*Dense[float32]).probs
 		want := make([]float32, probs.B)
 		hasAVX512 = false
-		_, err = w.Weights(want, in, cfg)
+		_, err := w.Weights(want, in, cfg)
 		hasAVX512 = true
 		require.NoError(t, err)
 		got := make([]float32, probs.B)

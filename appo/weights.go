@@ -83,27 +83,38 @@ type Weighter[F tensor.Float] struct {
 	toks   []int     // group k, response i, rank s: flat token id at k·N + slot[i] + s
 	d      []float64 // the discrepancy of the same entry, then its normalised value
 	member []int32   // per flat token: number of groups it is in
-	used   []int     // flat ids of tokens in some group, ascending
-	usedBy []int     // the response of each
-	negEnt []float64 // per flat token in some group: Σ p log p
-	rows   [][]F     // per flat token in some group: its distribution, during a call
+	used   []int     // grouped row u: the flat id of the u-th token in some group, ascending
+	usedBy []int     // grouped row u: its response
+	rowOf  []int     // per flat token in some group: its grouped row u
+	rows   [][]F     // per grouped row: its distribution, during a call
+	negEnt []float64 // per grouped row: Σ p log p
+	errs   []error   // per grouped row: its fetch's error, or its entropy's
 	bufs   [][]F     // dst rows for Dist; the first nbufs are taken this call
 	nbufs  int
 	mu     sync.Mutex // guards bufs and nbufs
 	acc    []float64  // per flat token: sum of its normalised discrepancies
-	errs   []error    // per piece of a parallel pass
 
-	scratch []*scratch[F]
-	free    chan *scratch[F]
+	// The slots with two members or more, for the block pass: slot q's
+	// members are entries slotStart[q] … slotStart[q+1]−1 of memAt (their
+	// entry in d), memRow (their grouped row) and memRows (that row).
+	slotStart []int
+	memAt     []int
+	memRow    []int
+	memRows   [][]F
+	firstUse  []bool    // per member: the first of its row
+	seen      []bool    // per grouped row, while building firstUse
+	lonely    []int     // the grouped rows in no slot with two members or more
+	parts     int       // parts of the vocabulary in the block pass
+	plogpPart []float64 // part p, grouped row u: Σ p log p over the part, at p·len(used) + u
+	sumPart   []float64 // the same for Σ p
+	dotPart   []float64 // part p, member x: Σ p log p̄ over the part, at p·len(memAt) + x
+	scratch   []*scratch[F]
+	free      chan *scratch[F]
 }
 
-// scratch is one worker's share of the discrepancy passes.
+// scratch is one worker's share of the fetch pass.
 type scratch[F tensor.Float] struct {
-	logMean []float64 // the slot mean, then its log
-	spare   []F       // the dst row this worker offers Dist next, or nil
-	rows    [][]F     // the rows fetched for the slot
-	toks    []int     // their flat token ids
-	at      []int     // their entries in Weighter.d
+	spare []F // the dst row this worker offers Dist next, or nil
 }
 
 // Weights writes the APPO weight of every token into dst, response by
