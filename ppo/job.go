@@ -235,3 +235,14 @@ func (j *policyJob[F]) rowError(b int, acc *rowAcc) error {
 		named[F]{"prox_logp", in.ProxLogp}, named[F]{"ref_logp", in.RefLogp}, named[F]{"token_weights", in.TokenWeights},
 		named[F]{"entropy", in.Entropy})
 }
+
+// refKL returns the KL estimator's value and its derivative at a token
+// whose log-ratio to the reference policy is x = log π − log π_ref, with the
+// exponential only for the estimators that read it.
+func (j *policyJob[F]) refKL(x float64) (k, dk float64) {
+	e := 0.0
+	if j.rules.needExp() {
+		e = j.exp(-x)
+	}
+	return j.rules.kl(x, e)
+}

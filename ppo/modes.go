@@ -234,12 +234,7 @@ func (j *policyJob[F]) modeRow(b int) {
 		acc.policy += loss * w
 		dl *= w * pcoef
 		if ref != nil {
-			x := l - float64(ref[t])
-			e := 0.0
-			if rl.needExp() {
-				e = j.exp(-x)
-			}
-			k, dk := rl.kl(x, e)
+			k, dk := j.refKL(l - float64(ref[t]))
 			acc.kl += k
 			dl += coef * rl.beta * dk
 		}
@@ -314,12 +309,7 @@ func (j *policyJob[F]) geoRow(b int) {
 			dl = seq
 		}
 		if ref != nil {
-			x := l - float64(ref[t])
-			e := 0.0
-			if rl.needExp() {
-				e = j.exp(-x)
-			}
-			k, dk := rl.kl(x, e)
+			k, dk := j.refKL(l - float64(ref[t]))
 			acc.kl += k
 			dl += coef * rl.beta * dk
 		}

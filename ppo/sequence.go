@@ -90,12 +90,7 @@ func (j *policyJob[F]) sequenceRow(b int) {
 		var dk float64
 		if ref != nil {
 			var k float64
-			x := float64(lp[t]) - float64(ref[t])
-			e := 0.0
-			if rl.needExp() {
-				e = j.exp(-x)
-			}
-			k, dk = rl.kl(x, e)
+			k, dk = j.refKL(float64(lp[t]) - float64(ref[t]))
 			sumKL += k
 		}
 		grad[t] = F(coef*beta*dk + own)
