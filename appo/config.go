@@ -1,9 +1,9 @@
 package appo
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/rlpost/rlpost/internal/enum"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -24,21 +24,12 @@ const (
 
 var strategyNames = [...]string{"soft", "hard", "all"}
 
-func (s Strategy) String() string {
-	if s < 0 || int(s) >= len(strategyNames) {
-		return fmt.Sprintf("Strategy(%d)", int(s))
-	}
-	return strategyNames[s]
-}
+func (s Strategy) String() string { return enum.Name(strategyNames[:], int(s), "Strategy") }
 
 // ParseStrategy returns the Strategy named "soft", "hard" or "all".
 func ParseStrategy(s string) (Strategy, error) {
-	for i, n := range strategyNames {
-		if n == s {
-			return Strategy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("appo: %w", tensor.Errorf(tensor.ErrRange, "strategy", nil, "unknown %q (want \"soft\", \"hard\" or \"all\")", s))
+	i, err := enum.Parse(strategyNames[:], s, "appo", "strategy")
+	return Strategy(i), err
 }
 
 // Config holds APPO's knobs. No official implementation exists, so none has

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rlpost/rlpost/internal/enum"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -30,21 +31,12 @@ const (
 
 var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"}
 
-func (a Aggregation) String() string {
-	if a < 0 || int(a) >= len(aggNames) {
-		return fmt.Sprintf("Aggregation(%d)", int(a))
-	}
-	return aggNames[a]
-}
+func (a Aggregation) String() string { return enum.Name(aggNames[:], int(a), "Aggregation") }
 
 // ParseAggregation returns the Aggregation named s, with the names verl uses.
 func ParseAggregation(s string) (Aggregation, error) {
-	for i, n := range aggNames {
-		if n == s {
-			return Aggregation(i), nil
-		}
-	}
-	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "aggregation", nil, "unknown %q (want one of %q)", s, aggNames[:]))
+	i, err := enum.Parse(aggNames[:], s, "ppo", "aggregation")
+	return Aggregation(i), err
 }
 
 // RatioLevel says whether the importance ratio is per token or per sequence.
@@ -58,25 +50,14 @@ const (
 	SequenceRatio
 )
 
-func (l RatioLevel) String() string {
-	switch l {
-	case TokenRatio:
-		return "token"
-	case SequenceRatio:
-		return "sequence"
-	}
-	return fmt.Sprintf("RatioLevel(%d)", int(l))
-}
+var ratioLevelNames = [...]string{TokenRatio: "token", SequenceRatio: "sequence"}
+
+func (l RatioLevel) String() string { return enum.Name(ratioLevelNames[:], int(l), "RatioLevel") }
 
 // ParseRatioLevel returns the RatioLevel named "token" or "sequence".
 func ParseRatioLevel(s string) (RatioLevel, error) {
-	switch s {
-	case "token":
-		return TokenRatio, nil
-	case "sequence":
-		return SequenceRatio, nil
-	}
-	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "ratio_level", nil, "unknown %q (want \"token\" or \"sequence\")", s))
+	i, err := enum.Parse(ratioLevelNames[:], s, "ppo", "ratio_level")
+	return RatioLevel(i), err
 }
 
 // KLEstimator is the per-token estimator of KL(π_θ‖π_ref) with
@@ -105,12 +86,7 @@ const (
 
 var klNames = [...]string{"k1", "k2", "k3", "low_var_kl", "abs", "k3+"}
 
-func (k KLEstimator) String() string {
-	if k < 0 || int(k) >= len(klNames) {
-		return fmt.Sprintf("KLEstimator(%d)", int(k))
-	}
-	return klNames[k]
-}
+func (k KLEstimator) String() string { return enum.Name(klNames[:], int(k), "KLEstimator") }
 
 // ParseKLEstimator returns the estimator with verl's name s: "k1" (or
 // "kl"), "k2" (or "mse"), "k3", "low_var_kl", "abs" or "k3+".
@@ -140,25 +116,14 @@ const (
 	CapMask
 )
 
-func (m CapMode) String() string {
-	switch m {
-	case CapTruncate:
-		return "truncate"
-	case CapMask:
-		return "mask"
-	}
-	return fmt.Sprintf("CapMode(%d)", int(m))
-}
+var capModeNames = [...]string{CapTruncate: "truncate", CapMask: "mask"}
+
+func (m CapMode) String() string { return enum.Name(capModeNames[:], int(m), "CapMode") }
 
 // ParseCapMode returns the mode named "truncate" or "mask".
 func ParseCapMode(s string) (CapMode, error) {
-	switch s {
-	case "truncate":
-		return CapTruncate, nil
-	case "mask":
-		return CapMask, nil
-	}
-	return 0, fmt.Errorf("ppo: %w", tensor.Errorf(tensor.ErrRange, "behave_cap_mode", nil, "unknown %q (want \"truncate\" or \"mask\")", s))
+	i, err := enum.Parse(capModeNames[:], s, "ppo", "behave_cap_mode")
+	return CapMode(i), err
 }
 
 // Reduction configures an aggregation: the mode and the constants that make

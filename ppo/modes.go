@@ -1,9 +1,9 @@
 package ppo
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/rlpost/rlpost/internal/enum"
 	"github.com/rlpost/rlpost/tensor"
 )
 
@@ -58,22 +58,13 @@ const (
 
 var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"}
 
-func (m LossMode) String() string {
-	if m < 0 || int(m) >= len(lossModeNames) {
-		return fmt.Sprintf("LossMode(%d)", int(m))
-	}
-	return lossModeNames[m]
-}
+func (m LossMode) String() string { return enum.Name(lossModeNames[:], int(m), "LossMode") }
 
 // ParseLossMode returns the LossMode named s, with verl's names (and
 // "gspo_token" for GSPO-token).
 func ParseLossMode(s string) (LossMode, error) {
-	for i, n := range lossModeNames {
-		if n == s {
-			return LossMode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("ppo: unknown loss mode %q (want one of %q)", s, lossModeNames[:])
+	i, err := enum.Parse(lossModeNames[:], s, "ppo", "loss_mode")
+	return LossMode(i), err
 }
 
 // The default SAPO temperatures, verl's actor.tau_pos and tau_neg, and

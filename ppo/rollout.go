@@ -1,10 +1,10 @@
 package ppo
 
 import (
-	"fmt"
 	"math"
 	"unsafe"
 
+	"github.com/rlpost/rlpost/internal/enum"
 	"github.com/rlpost/rlpost/internal/kernel"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -52,21 +52,14 @@ func (l RolloutLevel) String() string {
 	if l == RolloutOff {
 		return "off"
 	}
-	if l < 0 || int(l) >= len(rolloutNames) {
-		return fmt.Sprintf("RolloutLevel(%d)", int(l))
-	}
-	return rolloutNames[l]
+	return enum.Name(rolloutNames[:], int(l), "RolloutLevel")
 }
 
 // ParseRolloutLevel returns the level named "token", "sequence" or
 // "geometric", and RolloutOff for "" (verl's null).
 func ParseRolloutLevel(s string) (RolloutLevel, error) {
-	for i, n := range rolloutNames {
-		if n == s {
-			return RolloutLevel(i), nil
-		}
-	}
-	return 0, fmt.Errorf("ppo: unknown rollout level %q (want \"token\", \"sequence\", \"geometric\" or \"\" for off)", s)
+	i, err := enum.Parse(rolloutNames[:], s, "ppo", "rollout_level")
+	return RolloutLevel(i), err
 }
 
 // DefaultRolloutISThreshold is verl's rollout_is_threshold.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/rlpost/rlpost/internal/enum"
 	"github.com/rlpost/rlpost/internal/parallel"
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -42,22 +43,13 @@ const (
 
 var curveNames = [...]string{"parabolic", "uniform", "inverse", "linear_decay", "linear_incline"}
 
-func (s Curve) String() string {
-	if s < 0 || int(s) >= len(curveNames) {
-		return fmt.Sprintf("Curve(%d)", int(s))
-	}
-	return curveNames[s]
-}
+func (s Curve) String() string { return enum.Name(curveNames[:], int(s), "Curve") }
 
 // ParseCurve returns the Curve named "parabolic", "uniform", "inverse",
 // "linear_decay" or "linear_incline".
 func ParseCurve(s string) (Curve, error) {
-	for i, n := range curveNames {
-		if n == s {
-			return Curve(i), nil
-		}
-	}
-	return 0, fmt.Errorf("tas: %w", tensor.Errorf(tensor.ErrRange, "shape", nil, "unknown %q (want one of %q)", s, curveNames[:]))
+	i, err := enum.Parse(curveNames[:], s, "tas", "shape")
+	return Curve(i), err
 }
 
 // ParseShape is ParseCurve under its old name.

@@ -102,6 +102,8 @@ func TestErrorDiscipline(t *testing.T) {
 		{"ppo.ParseAggregation", second(ppo.ParseAggregation("mean")), tensor.ErrRange, "aggregation", "ppo: "},
 		{"ppo.ParseRatioLevel", second(ppo.ParseRatioLevel("seq")), tensor.ErrRange, "ratio_level", "ppo: "},
 		{"ppo.ParseKLEstimator", second(ppo.ParseKLEstimator("k4")), tensor.ErrRange, "kl_estimator", "ppo: "},
+		{"ppo.ParseLossMode", second(ppo.ParseLossMode("ppo")), tensor.ErrRange, "loss_mode", "ppo: "},
+		{"ppo.ParseRolloutLevel", second(ppo.ParseRolloutLevel("tok")), tensor.ErrRange, "rollout_level", "ppo: "},
 		{"ppo.ParseCapMode", second(ppo.ParseCapMode("clip")), tensor.ErrRange, "behave_cap_mode", "ppo: "},
 		{"ppo.Config.Validate", ppo.Config{ClipLow: 2}.Validate(), tensor.ErrRange, "Config.ClipLow", ""},
 		{"ppo.ValueConfig.Validate", ppo.ValueConfig{Clip: -1}.Validate(), tensor.ErrRange, "ValueConfig.Clip", ""},
