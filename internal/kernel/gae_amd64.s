@@ -70,6 +70,40 @@ GLOBL keight<>(SB), RODATA|NOPTR, $32
 // byte offset of the block's first token t0 in the lane's row: lanes 0–7
 // are R8, R9, R10, R11, R12, R13, R14, R15. Each lane has its own t0.
 
+// LOADROWS, BACKROWS and SAVEROWS keep the eight lanes' row offsets (the
+// int64s at O+0 … O+56 of the argument struct at DI) in R8–R15, and step
+// them back one block of eight float32 tokens; both eight-lane kernels
+// use them.
+#define LOADROWS(O) \
+	MOVQ O+0(DI), R8 \
+	MOVQ O+8(DI), R9 \
+	MOVQ O+16(DI), R10 \
+	MOVQ O+24(DI), R11 \
+	MOVQ O+32(DI), R12 \
+	MOVQ O+40(DI), R13 \
+	MOVQ O+48(DI), R14 \
+	MOVQ O+56(DI), R15
+
+#define BACKROWS \
+	SUBQ $32, R8 \
+	SUBQ $32, R9 \
+	SUBQ $32, R10 \
+	SUBQ $32, R11 \
+	SUBQ $32, R12 \
+	SUBQ $32, R13 \
+	SUBQ $32, R14 \
+	SUBQ $32, R15
+
+#define SAVEROWS(O) \
+	MOVQ R8, O+0(DI) \
+	MOVQ R9, O+8(DI) \
+	MOVQ R10, O+16(DI) \
+	MOVQ R11, O+24(DI) \
+	MOVQ R12, O+32(DI) \
+	MOVQ R13, O+40(DI) \
+	MOVQ R14, O+48(DI) \
+	MOVQ R15, O+56(DI)
+
 // LOADT loads tokens t0..t0+7 of the eight rows of the array at P and
 // leaves token t0 + j of every row (lane q = row q) in Oj. Rows q and q + 4
 // share a register from the load on (VINSERTF128), so two in-lane 4×4
@@ -177,14 +211,7 @@ TEXT ·gaeRows8AVX512(SB), NOSPLIT, $0-8
 	VPXORD Y27, Y27, Y27
 	TESTQ SI, SI
 	JZ    g8done
-	MOVQ  r8Off+0(DI), R8
-	MOVQ  r8Off+8(DI), R9
-	MOVQ  r8Off+16(DI), R10
-	MOVQ  r8Off+24(DI), R11
-	MOVQ  r8Off+32(DI), R12
-	MOVQ  r8Off+40(DI), R13
-	MOVQ  r8Off+48(DI), R14
-	MOVQ  r8Off+56(DI), R15
+	LOADROWS(r8Off)
 
 g8loop:
 	LOADT(AX, Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23)
@@ -217,24 +244,10 @@ g8full:
 	TOKSTEP(Y16, Y0)
 	STORET(CX, Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23)
 	STORET(DX, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
-	SUBQ $32, R8
-	SUBQ $32, R9
-	SUBQ $32, R10
-	SUBQ $32, R11
-	SUBQ $32, R12
-	SUBQ $32, R13
-	SUBQ $32, R14
-	SUBQ $32, R15
+	BACKROWS
 	DECQ SI
 	JNZ  g8loop
-	MOVQ R8, r8Off+0(DI)
-	MOVQ R9, r8Off+8(DI)
-	MOVQ R10, r8Off+16(DI)
-	MOVQ R11, r8Off+24(DI)
-	MOVQ R12, r8Off+32(DI)
-	MOVQ R13, r8Off+40(DI)
-	MOVQ R14, r8Off+48(DI)
-	MOVQ R15, r8Off+56(DI)
+	SAVEROWS(r8Off)
 
 g8done:
 	VMOVUPD   Z30, r8NV(DI)
@@ -413,37 +426,16 @@ TEXT ·biLevelRows8AVX512(SB), NOSPLIT, $0-8
 	VPXORD    Y27, Y27, Y27
 	TESTQ     SI, SI
 	JZ        b8done
-	MOVQ      b8Off+0(DI), R8
-	MOVQ      b8Off+8(DI), R9
-	MOVQ      b8Off+16(DI), R10
-	MOVQ      b8Off+24(DI), R11
-	MOVQ      b8Off+32(DI), R12
-	MOVQ      b8Off+40(DI), R13
-	MOVQ      b8Off+48(DI), R14
-	MOVQ      b8Off+56(DI), R15
+	LOADROWS(b8Off)
 
 b8loop:
 	BIHALF(16, 128, 160, 192, 224)
 	BIHALF(0, 0, 32, 64, 96)
 	VPADDD keight<>(SB), Y24, Y24
-	SUBQ   $32, R8
-	SUBQ   $32, R9
-	SUBQ   $32, R10
-	SUBQ   $32, R11
-	SUBQ   $32, R12
-	SUBQ   $32, R13
-	SUBQ   $32, R14
-	SUBQ   $32, R15
+	BACKROWS
 	DECQ   SI
 	JNZ    b8loop
-	MOVQ   R8, b8Off+0(DI)
-	MOVQ   R9, b8Off+8(DI)
-	MOVQ   R10, b8Off+16(DI)
-	MOVQ   R11, b8Off+24(DI)
-	MOVQ   R12, b8Off+32(DI)
-	MOVQ   R13, b8Off+40(DI)
-	MOVQ   R14, b8Off+48(DI)
-	MOVQ   R15, b8Off+56(DI)
+	SAVEROWS(b8Off)
 
 b8done:
 	VMOVUPD   Z28, b8NV(DI)
