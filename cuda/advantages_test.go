@@ -11,8 +11,8 @@ import (
 
 	"github.com/rlpost/rlpost/gae"
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/stretchr/testify/require"

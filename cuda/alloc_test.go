@@ -10,7 +10,7 @@ import (
 
 	"github.com/rlpost/rlpost/gae"
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/rulecases"
+	"github.com/rlpost/rlpost/internal/testkit/rulecases"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"

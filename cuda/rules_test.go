@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rlpost/rlpost/internal/rulecases"
+	"github.com/rlpost/rlpost/internal/testkit/rulecases"
 	"github.com/rlpost/rlpost/ppo"
 )
 

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/gae"
-	"github.com/rlpost/rlpost/internal/bench"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
+	"github.com/rlpost/rlpost/internal/tool/bench"
 	"github.com/rlpost/rlpost/tensor"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/gae"
-	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/tool/conform"
 	"github.com/rlpost/rlpost/tensor"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/gae"
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 	"github.com/rlpost/rlpost/tensor"
 )
 

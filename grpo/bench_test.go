@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 )
 
 // BenchmarkGroupAdvantages is the `rlpost bench -op group_advantages` work:

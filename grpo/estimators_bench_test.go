@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 )
 
 // BenchmarkEstimators is the `rlpost bench -op group_advantages_<estimator>`

@@ -3,9 +3,9 @@ package ppo_test
 import (
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/bench"
-	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/internal/kernel"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
+	"github.com/rlpost/rlpost/internal/tool/bench"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )

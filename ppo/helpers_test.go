@@ -1,7 +1,7 @@
 package ppo_test
 
 import (
-	"github.com/rlpost/rlpost/internal/rulecases"
+	"github.com/rlpost/rlpost/internal/testkit/rulecases"
 	"math"
 	"math/rand/v2"
 

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rlpost/rlpost/internal/bench"
-	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/internal/kernel"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
+	"github.com/rlpost/rlpost/internal/tool/bench"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rlpost/rlpost/internal/kernel"
-	"github.com/rlpost/rlpost/internal/rulecases"
+	"github.com/rlpost/rlpost/internal/testkit/rulecases"
 	"github.com/rlpost/rlpost/ppo"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/errwalk"
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"

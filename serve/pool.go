@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/rlpost/rlpost/internal/tool/verifyline"
 	"github.com/rlpost/rlpost/verifiers"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/rlpost/rlpost/internal/tool/verifyline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

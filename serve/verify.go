@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/rlpost/rlpost/internal/tool/verifyline"
 )
 
 // verifyBody is POST /verify's body: items in the form of `rlpost verify`'s

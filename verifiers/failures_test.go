@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/errwalk"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 	"github.com/stretchr/testify/assert"

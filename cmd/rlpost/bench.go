@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/rlpost/rlpost/internal/bench"
+	"github.com/rlpost/rlpost/internal/tool/bench"
 )
 
 func benchCmd(args []string, stdout, stderr io.Writer) int {
@@ -16,7 +16,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	t := fs.Int("T", 4096, "padded length")
 	iters := fs.Int("iters", 20, "timed calls after two warm-up calls")
 	device := fs.String("device", "cpu", "cpu, or cuda where built with -tags cuda")
-	compare := fs.String("compare", "", "c: alternate rounds of rlpost and the in-repo C reference (internal/bench/cref/ref.c, built with cc) and print a table")
+	compare := fs.String("compare", "", "c: alternate rounds of rlpost and the in-repo C reference (internal/tool/bench/cref/ref.c, built with cc) and print a table")
 	rounds := fs.Int("rounds", 3, "rounds of -compare c")
 	if code, done := parseFlags(fs, args, stdout); done {
 		return code

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/tool/conform"
 )
 
 // maxRequest bounds what conform reads, so a runaway producer cannot

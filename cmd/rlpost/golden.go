@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 )
 
 // goldenCmd checks golden request/expected pairs by running `rlpost conform`

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

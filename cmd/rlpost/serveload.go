@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/rlpost/rlpost/internal/tool/verifyline"
 	"github.com/rlpost/rlpost/serve"
 	"github.com/rlpost/rlpost/verifiers"
 )

@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/rlpost/rlpost/internal/verifyline"
+	"github.com/rlpost/rlpost/internal/tool/verifyline"
 	"github.com/rlpost/rlpost/verifiers"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/rlpost/rlpost/internal/testkit/mvcases"
 	"github.com/stretchr/testify/require"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/rlpost/rlpost/internal/testkit/mvcases"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

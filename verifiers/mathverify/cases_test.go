@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/mvcases"
+	"github.com/rlpost/rlpost/internal/testkit/mvcases"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/errwalk"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 	"github.com/stretchr/testify/assert"

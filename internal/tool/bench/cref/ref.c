@@ -11,7 +11,7 @@
 // (-fno-math-errno only tells gcc that expf need not set errno, without
 // which it will not call the vector variant; results stay IEEE.)
 // Usage: cref BATCH OP ITERS OUT
-//   BATCH is the file internal/bench writes (see compare.go), OP one of
+//   BATCH is the file internal/tool/bench writes (see compare.go), OP one of
 //   policy_loss, gae, gae_whiten, bilevel_gae, group_advantages. The runner
 //   makes two warm-up calls, then ITERS timed calls, prints the median call
 //   in nanoseconds on stdout and writes the last call's outputs to OUT.

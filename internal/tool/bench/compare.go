@@ -18,7 +18,7 @@ import (
 
 	"github.com/rlpost/rlpost/gae"
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 	"github.com/rlpost/rlpost/ppo"
 	"github.com/rlpost/rlpost/tensor"
 )

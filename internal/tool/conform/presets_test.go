@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/tool/conform"
 	"github.com/stretchr/testify/require"
 )
 

@@ -2,7 +2,7 @@ package bench
 
 import (
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 )
 
 func init() {

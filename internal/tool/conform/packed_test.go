@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/tool/conform"
 	"github.com/rlpost/rlpost/tensor"
 )
 

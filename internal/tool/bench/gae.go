@@ -2,7 +2,7 @@ package bench
 
 import (
 	"github.com/rlpost/rlpost/gae"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 	"github.com/rlpost/rlpost/tensor"
 )
 

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 )
 
 // FuzzRun: any request bytes give an error or a response that encodes as

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlpost/rlpost/internal/benchdata"
 	"github.com/rlpost/rlpost/internal/parallel"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 )
 
 // Iteration is one timed call of an op.

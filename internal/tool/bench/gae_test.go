@@ -3,7 +3,7 @@ package bench
 import (
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 )
 
 func TestTurnEnds(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/rlpost/rlpost/cuda"
 	"github.com/rlpost/rlpost/grpo"
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 )

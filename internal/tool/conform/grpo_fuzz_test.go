@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/conform"
-	"github.com/rlpost/rlpost/internal/golden"
+	"github.com/rlpost/rlpost/internal/tool/conform"
+	"github.com/rlpost/rlpost/internal/tool/golden"
 )
 
 // FuzzGroupAdvantages: any group_advantages request — every estimator,

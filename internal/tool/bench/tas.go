@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"github.com/rlpost/rlpost/internal/benchdata"
+	"github.com/rlpost/rlpost/internal/testkit/benchdata"
 	"github.com/rlpost/rlpost/tas"
 	"github.com/rlpost/rlpost/tensor"
 )

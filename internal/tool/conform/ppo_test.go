@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rlpost/rlpost/internal/conform"
+	"github.com/rlpost/rlpost/internal/tool/conform"
 )
 
 // TestPolicyLossPresets runs ppo's hand-worked preset batch through the
