@@ -66,18 +66,34 @@ type entry struct {
 	slot     int32   // the VCRS slot of the prompt when last looked up
 }
 
-// fifo is one tier: a ring of entries, oldest at head.
+// fifo is one tier: a ring of up to limit entries, oldest at head, in a
+// chunked array that grows as the tier fills (so that a buffer costs what
+// it holds, not its capacity) and that snapshots share (see chunked).
 type fifo struct {
-	ring    []entry
+	ring    chunked[entry]
+	limit   int
 	head, n int
 }
 
-func (f *fifo) at(i int) *entry {
+func (f *fifo) index(i int) int {
 	j := f.head + i
-	if j >= len(f.ring) {
-		j -= len(f.ring)
+	if j >= f.limit {
+		j -= f.limit
 	}
-	return &f.ring[j]
+	return j
+}
+
+// at returns the i-th oldest entry for reading.
+func (f *fifo) at(i int) *entry { return f.ring.at(f.index(i)) }
+
+// mut returns the i-th oldest entry (i ≤ n) for writing, growing the ring
+// when i is a place it has not used yet.
+func (f *fifo) mut(i int) *entry {
+	j := f.index(i)
+	if j >= f.ring.len() {
+		f.ring.grow(j + 1)
+	}
+	return f.ring.mut(j)
 }
 
 // Buffer is AVATAR's stratified replay buffer (§4.1) with its VCRS (§4.4).
@@ -111,7 +127,7 @@ func New(cfg Config) (*Buffer, error) {
 	}
 	b := &Buffer{cfg: cfg, vcrs: v}
 	for t, n := range cfg.capacities() {
-		b.tiers[t].ring = make([]entry, n)
+		b.tiers[t] = fifo{ring: newChunked[entry](1), limit: n}
 	}
 	return b, nil
 }
@@ -177,7 +193,7 @@ func (b *Buffer) add(dst []Receipt, es []Experience) {
 			continue
 		}
 		s := v.observe(e.Prompt, e.Reward)
-		obs[i] = observed{slot: s, mean: v.slots[s].mean}
+		obs[i] = observed{slot: s, mean: v.slot(s).mean}
 	}
 	for i := range es {
 		e := &es[i]
@@ -194,12 +210,12 @@ func (b *Buffer) add(dst []Receipt, es []Experience) {
 		// the group alone brought more new prompts than MaxPrompts —
 		// evicted the prompt, whose last mean then stands in.
 		o := obs[i]
-		if v.slots[o.slot].id == e.Prompt {
-			o.mean = v.slots[o.slot].mean
+		if v.slot(o.slot).id == e.Prompt {
+			o.mean = v.slot(o.slot).mean
 		} else {
 			o.slot = v.slotOf(e.Prompt)
 			if o.slot != none {
-				o.mean = v.slots[o.slot].mean
+				o.mean = v.slot(o.slot).mean
 			}
 		}
 		t := b.cfg.tier(v.position(o.mean))
@@ -230,18 +246,18 @@ func (b *Buffer) dropped(d Dropped) {
 // insert appends e to tier t, evicting the tier's oldest when it is full.
 func (b *Buffer) insert(t Tier, e entry) {
 	f := &b.tiers[t]
-	if f.n == len(f.ring) {
-		old := f.at(0)
+	if f.n == f.limit {
+		old := f.mut(0)
 		b.c.evicted[t]++
 		b.dropped(Dropped{Experience: old.Experience, ID: old.id, Tier: t, Reason: Evicted})
 		*old = entry{}
 		f.head++
-		if f.head == len(f.ring) {
+		if f.head == f.limit {
 			f.head = 0
 		}
 		f.n--
 	}
-	*f.at(f.n) = e
+	*f.mut(f.n) = e
 	f.n++
 	b.c.inserted[t]++
 }
@@ -331,12 +347,12 @@ func (b *Buffer) SetVersion(v int64) error {
 				continue
 			}
 			if kept != i {
-				*f.at(kept) = *e
+				*f.mut(kept) = *e
 			}
 			kept++
 		}
 		for i := kept; i < f.n; i++ {
-			*f.at(i) = entry{}
+			*f.mut(i) = entry{}
 		}
 		f.n = kept
 	}
@@ -377,7 +393,7 @@ func (b *Buffer) Stats() Stats {
 		Hints: c.hints,
 	}
 	for t := range b.tiers {
-		s.Len[t], s.Capacity[t] = b.tiers[t].n, len(b.tiers[t].ring)
+		s.Len[t], s.Capacity[t] = b.tiers[t].n, b.tiers[t].limit
 	}
 	if c.sampled > 0 {
 		s.MeanAge = float64(c.ageSum) / float64(c.sampled)

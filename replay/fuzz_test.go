@@ -108,8 +108,15 @@ func FuzzRestore(f *testing.F) {
 	newBuffer(f, nil).Snapshot(&buf)
 	f.Add(buf.Bytes())
 	f.Add([]byte("RLPRPLY\x00"))
+	// The configuration fields at their extremes, where a decoder that
+	// sizes from them before checking runs out of memory.
+	buf.Reset()
+	newBuffer(f, func(c *replay.Config) { c.Capacity, c.MaxPrompts, c.Window = 1<<30, 1<<31-1, replay.MaxWindow }).Snapshot(&buf)
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, d := range [][]byte{data, repaired(data)} {
+		v2 := bytes.Clone(data)
+		repairAll(v2)
+		for _, d := range [][]byte{data, repaired(data), v2} {
 			b, err := replay.Restore(bytes.NewReader(d))
 			if err != nil {
 				if b != nil {
@@ -122,7 +129,8 @@ func FuzzRestore(f *testing.F) {
 	})
 }
 
-// repaired returns data with a valid header, length and checksum.
+// repaired returns data as a format-1 snapshot (no header checksum) with a
+// valid header, length and checksum.
 func repaired(data []byte) []byte {
 	d := append([]byte("RLPRPLY\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), data...)
 	d = append(d, 0, 0, 0, 0)

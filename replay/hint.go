@@ -113,7 +113,7 @@ func (h *Hinter) trigger(prompt uint64, kl float64) (int32, bool) {
 	if !ok {
 		return none, false
 	}
-	sl := &v.slots[s]
+	sl := v.slot(s)
 	return s, int(sl.n) >= h.cfg.MinRewards && sl.mean < h.cfg.Below &&
 		kl < h.cfg.MaxKL && int(sl.hints) < h.cfg.MaxPerPrompt
 }
@@ -133,7 +133,7 @@ func (h *Hinter) Hint(ctx context.Context, prompt uint64, kl float64) (hint stri
 	b.mu.Lock()
 	s, ok := h.trigger(prompt, kl)
 	if ok {
-		b.vcrs.slots[s].hints++ // reserved, so concurrent calls respect the cap
+		b.vcrs.slotMut(s).hints++ // reserved, so concurrent calls respect the cap
 	}
 	b.mu.Unlock()
 	if !ok {
@@ -147,8 +147,8 @@ func (h *Hinter) Hint(ctx context.Context, prompt uint64, kl float64) (hint stri
 	defer b.mu.Unlock()
 	if err != nil {
 		// Give the reservation back if the prompt still holds it.
-		if s, tracked := b.vcrs.index[prompt]; tracked && b.vcrs.slots[s].hints > 0 {
-			b.vcrs.slots[s].hints--
+		if s, tracked := b.vcrs.index[prompt]; tracked && b.vcrs.slot(s).hints > 0 {
+			b.vcrs.slotMut(s).hints--
 		}
 		return "", false, fmt.Errorf("replay: hint for prompt %d: %w", prompt, err)
 	}
@@ -161,7 +161,7 @@ func (h *Hinter) Hints(prompt uint64) int {
 	h.buf.mu.Lock()
 	defer h.buf.mu.Unlock()
 	if s, ok := h.buf.vcrs.index[prompt]; ok {
-		return int(h.buf.vcrs.slots[s].hints)
+		return int(h.buf.vcrs.slot(s).hints)
 	}
 	return 0
 }

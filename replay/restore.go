@@ -9,6 +9,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // Restore reads a snapshot written by Snapshot and returns the buffer it
@@ -19,8 +21,29 @@ import (
 // Every invariant of the buffer is checked too, so that whatever the bytes
 // it returns either a working buffer or an error wrapping ErrSnapshot (or
 // r's error).
-func Restore(r io.Reader) (*Buffer, error) {
-	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)}
+//
+// Nothing is sized from a field before it is trusted: the header and the
+// configuration carry a checksum of their own (format 2) that is checked
+// before the buffer is built, every count is checked against the bytes the
+// length says remain before anything is allocated for it, and the buffer's
+// arrays grow as experiences arrive rather than to the configured
+// capacity. So a corrupt or hostile snapshot costs at most about its own
+// length in memory, and RestoreWith can bound that length.
+func Restore(r io.Reader) (*Buffer, error) { return RestoreWith(r, RestoreOptions{}) }
+
+// RestoreOptions bound what Restore accepts.
+type RestoreOptions struct {
+	// MaxBytes refuses a snapshot whose header announces more bytes, before
+	// anything is allocated from it. 0 means no limit beyond the format's.
+	MaxBytes int64
+}
+
+// RestoreWith is Restore with options.
+func RestoreWith(r io.Reader, opt RestoreOptions) (*Buffer, error) {
+	if opt.MaxBytes < 0 {
+		return nil, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "RestoreOptions.MaxBytes", nil, "%d, want ≥ 0 (0: no limit)", opt.MaxBytes))
+	}
+	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli), max: uint64(opt.MaxBytes)}
 	return d.decode()
 }
 
@@ -40,11 +63,15 @@ func (d *decoder) decode() (*Buffer, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if format != snapshotFormat {
-		return nil, corrupt("format version %d, this build reads version %d", format, snapshotFormat)
+	if format != 1 && format != snapshotFormat {
+		return nil, corrupt("format version %d, this build reads versions 1 and %d", format, snapshotFormat)
 	}
+	d.format = format
 	if d.total < headerLen+trailerLen {
 		return nil, corrupt("length %d is shorter than header and checksum", d.total)
+	}
+	if d.max > 0 && d.total > d.max {
+		return nil, corrupt("length %d exceeds the %d bytes RestoreOptions.MaxBytes allows", d.total, d.max)
 	}
 	b, err := d.buffer()
 	if err != nil {
@@ -70,12 +97,14 @@ func (d *decoder) decode() (*Buffer, error) {
 // decoder reads little-endian numbers from a stream, feeding every byte to
 // the checksum; an error sticks.
 type decoder struct {
-	r     *bufio.Reader
-	crc   hash.Hash32
-	off   uint64 // bytes read so far
-	total uint64 // the snapshot's length from its header; 0 until read
-	buf   []byte
-	err   error
+	r      *bufio.Reader
+	crc    hash.Hash32
+	off    uint64 // bytes read so far
+	total  uint64 // the snapshot's length from its header; 0 until read
+	max    uint64 // RestoreOptions.MaxBytes; 0 for no limit
+	format uint32
+	buf    []byte
+	err    error
 }
 
 // left returns how many body bytes (before the checksum) remain.
@@ -171,6 +200,14 @@ func (d *decoder) buffer() (*Buffer, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	if d.format >= 2 {
+		want := d.crc.Sum32()
+		if got := d.u32("header checksum"); d.err != nil {
+			return nil, d.err
+		} else if got != want {
+			return nil, corrupt("header checksum mismatch (stored %08x, computed %08x): the header or configuration is corrupted", got, want)
+		}
+	}
 	if capacity > maxCapacity || window > MaxWindow || maxPrompts > math.MaxInt32 {
 		return nil, corrupt("configuration out of range: capacity %d, window %d, max prompts %d", capacity, window, maxPrompts)
 	}
@@ -252,14 +289,14 @@ func (d *decoder) prompts(b *Buffer) error {
 			return corrupt("prompt %d: %d rewards at ring position %d with W = %d, sum %v", id, cnt, pos, w, sum)
 		}
 		s := v.claim(id)
-		r := v.rings[int(s)*w : (int(s)+1)*w]
+		r := v.rings.mutItem(int(s))
 		for i := range r {
 			r[i] = math.Float64frombits(binary.LittleEndian.Uint64(ring[8*i:]))
 			if checkReward("reward", r[i]) != nil {
 				return corrupt("prompt %d: reward %v", id, r[i])
 			}
 		}
-		sl := &v.slots[s]
+		sl := v.slotMut(s)
 		sl.sum, sl.n, sl.pos, sl.hints = sum, cnt, pos, hints
 		sl.mean = sum / float64(cnt)
 		if checkReward("mean", sl.mean) != nil {
@@ -284,10 +321,9 @@ func (d *decoder) fill(p []byte, what string) {
 }
 
 func (d *decoder) tiers(b *Buffer) error {
-	seen := map[uint64]bool{}
 	for t := range b.tiers {
 		f := &b.tiers[t]
-		n := d.count(5*8+3*4, uint64(len(f.ring)), Tier(t).String()+" tier count")
+		n := d.count(5*8+3*4, uint64(f.limit), Tier(t).String()+" tier count")
 		prev := uint64(0)
 		for i := range n {
 			var e entry
@@ -325,18 +361,44 @@ func (d *decoder) tiers(b *Buffer) error {
 				return corrupt("%s tier, experience %d (id %d): %v", Tier(t), i, e.id, err)
 			}
 			switch {
-			case e.id >= b.nextID || seen[e.id] || (i > 0 && e.id <= prev):
+			case e.id >= b.nextID || (i > 0 && e.id <= prev):
 				return corrupt("%s tier, experience %d: id %d out of order, repeated or not yet issued (next %d)", Tier(t), i, e.id, b.nextID)
 			case !isFinite(e.baseline):
 				return corrupt("%s tier, experience %d: baseline %v", Tier(t), i, e.baseline)
 			case b.stale(e.Version):
 				return corrupt("%s tier, experience %d: version %d is stale at version %d", Tier(t), i, e.Version, b.version)
 			}
-			seen[e.id], prev = true, e.id
+			prev = e.id
 			e.slot = b.vcrs.slotOf(e.Prompt)
-			*f.at(f.n) = e
+			*f.mut(f.n) = e
 			f.n++
 		}
 	}
-	return nil
+	return uniqueIDs(b)
+}
+
+// uniqueIDs checks that no id is in two tiers. Each tier's ids increase
+// (tiers checks that as it reads), so one merge of the three finds a
+// repeat with no memory beyond the buffer's: a set of a million ids would
+// cost more than the experiences themselves.
+func uniqueIDs(b *Buffer) error {
+	var pos [NumTiers]int
+	last, started := uint64(0), false
+	for {
+		best := -1
+		for t := range b.tiers {
+			if pos[t] < b.tiers[t].n && (best < 0 || b.tiers[t].at(pos[t]).id < b.tiers[best].at(pos[best]).id) {
+				best = t
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		id := b.tiers[best].at(pos[best]).id
+		if started && id == last {
+			return corrupt("experience id %d is in two tiers", id)
+		}
+		last, started = id, true
+		pos[best]++
+	}
 }

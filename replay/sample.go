@@ -163,15 +163,15 @@ func (b *Buffer) sampled(t Tier, i int) Sampled {
 // while the prompt keeps its slot.
 func (b *Buffer) baseline(e *entry) float64 {
 	v := b.vcrs
-	if s := e.slot; s >= 0 && int(s) < len(v.slots) && v.slots[s].id == e.Prompt {
-		return v.slots[s].mean
+	if s := e.slot; s >= 0 && int(s) < v.slots.len() && v.slot(s).id == e.Prompt {
+		return v.slot(s).mean
 	}
 	s := v.slotOf(e.Prompt)
 	e.slot = s
 	if s < 0 {
 		return e.baseline
 	}
-	return v.slots[s].mean
+	return v.slot(s).mean
 }
 
 // pick returns the tier where u·total falls in the cumulative weights.

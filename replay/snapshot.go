@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrSnapshot is wrapped by every error about the contents of a snapshot:
@@ -17,11 +18,12 @@ import (
 // inconsistent.
 var ErrSnapshot = errors.New("invalid replay snapshot")
 
-// The snapshot format, version 1. Every number is little-endian; floats
+// The snapshot format, version 2. Every number is little-endian; floats
 // are their IEEE 754 bits, so a round trip is exact.
 //
 //	magic "RLPRPLY\x00" · format u32 · total length u64
 //	config:   capacity u64 · shares 3×f64 · window u32 · max prompts u64 · max staleness i64
+//	CRC-32C u32 of everything before it (header and config)
 //	state:    version i64 · next id u64 · offered u64 · inserted 3×u64 · evicted 3×u64 ·
 //	          expired 3×u64 · stale on arrival u64 · sampled u64 · age sum u64 · max age i64 ·
 //	          age histogram 8×u64 · hints u64 · forgotten prompts u64
@@ -31,22 +33,30 @@ var ErrSnapshot = errors.New("invalid replay snapshot")
 //	          id u64 · prompt u64 · version i64 · reward f64 · baseline f64 ·
 //	          n u32 · logp n×f32 · n u32 · tokens n×i32 · n u32 · payload n bytes
 //	CRC-32C (Castagnoli) u32 of everything before it
+//
+// The header's own checksum lets Restore trust the length and the
+// configuration before it sizes anything from them; the trailer's covers
+// the rest, which is checked against the length as it streams. Version 1,
+// the same without the header checksum, is still read.
 const (
 	snapshotMagic  = "RLPRPLY\x00"
-	snapshotFormat = 1
+	snapshotFormat = 2
 	headerLen      = 8 + 4 + 8
+	configLen      = 8 + 3*8 + 4 + 8 + 8
+	headerSumLen   = 4
 	trailerLen     = 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// state is a copy of a buffer's contents, taken under its lock so that the
-// slow encoding runs without it. The copy is a handful of bulk copies of
-// the buffer's flat arrays — the VCRS slots and rings, the tiers' rings —
-// into slices allocated before the lock is taken, so the lock is held for
-// memory bandwidth only; walking the prompts in order and encoding happen
-// after it is released. Experiences' slices are shared, not copied: the
-// buffer never modifies them.
+// state is a buffer's contents as a snapshot sees them. It is taken under
+// the buffer's lock in time independent of the buffer's size: the scalar
+// fields are copied, and the chunked arrays — the VCRS slots and rings,
+// the tiers' rings — are shared (chunked.share copies one pointer per
+// 4 096 items), so that walking the prompts in order and encoding run
+// without the lock while Add and Sample go on, copying a chunk before
+// they write to one the snapshot holds. Experiences' slices are shared
+// too: the buffer never modifies them. release must follow.
 type state struct {
 	cfg       Config
 	version   int64
@@ -55,68 +65,38 @@ type state struct {
 	forgotten uint64
 	prompts   int
 	oldest    int32
-	slots     []slot    // the VCRS slots, linked oldest to newest
-	rings     []float64 // W per slot
+	slots     chunked[slot]
+	rings     chunked[float64]
 	tiers     [NumTiers]fifo
 }
 
-// sizes are the lengths state copies, read to allocate before locking.
-type sizes struct {
-	slots int
-	tiers [NumTiers]int
-}
-
-func (b *Buffer) sizes() sizes {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	z := sizes{slots: len(b.vcrs.slots)}
-	for t := range b.tiers {
-		z.tiers[t] = len(b.tiers[t].ring)
-	}
-	return z
-}
-
 func (b *Buffer) state() *state {
-	// Allocate (and fault in) the copy's memory before taking the lock,
-	// with room for the prompts that may arrive meanwhile; re-allocate
-	// under the lock only if even that was not enough.
-	z := b.sizes()
-	w := b.cfg.Window
-	room := z.slots + z.slots/16 + 64
-	s := &state{slots: make([]slot, room), rings: make([]float64, room*w)}
-	for t := range s.tiers {
-		s.tiers[t].ring = make([]entry, z.tiers[t])
-	}
-	// Fresh memory from the OS is mapped on first write; write every page
-	// now so that the page faults do not happen under the lock.
-	for i := 0; i < len(s.rings); i += 512 {
-		s.rings[i] = 0
-	}
-	for i := 0; i < len(s.slots); i += 64 {
-		s.slots[i] = slot{}
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v := b.vcrs
-	s.cfg, s.version, s.nextID, s.c, s.forgotten = b.cfg, b.version, b.nextID, b.c, v.forgotten
-	s.prompts, s.oldest = len(v.index), v.oldest
-	if len(v.slots) > len(s.slots) {
-		s.slots, s.rings = make([]slot, len(v.slots)), make([]float64, len(v.rings))
-	}
-	s.slots = s.slots[:copy(s.slots, v.slots)]
-	s.rings = s.rings[:copy(s.rings, v.rings)]
+	s := &state{cfg: b.cfg, version: b.version, nextID: b.nextID, c: b.c, forgotten: v.forgotten,
+		prompts: len(v.index), oldest: v.oldest, slots: v.slots.share(), rings: v.rings.share()}
 	for t := range b.tiers {
-		f := &b.tiers[t]
-		copy(s.tiers[t].ring, f.ring)
-		s.tiers[t].head, s.tiers[t].n = f.head, f.n
+		s.tiers[t] = b.tiers[t]
+		s.tiers[t].ring = b.tiers[t].ring.share()
 	}
 	return s
 }
 
+// release ends the sharing state began.
+func (b *Buffer) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.vcrs.slots.release()
+	b.vcrs.rings.release()
+	for t := range b.tiers {
+		b.tiers[t].ring.release()
+	}
+}
+
 // size returns the encoded length of s.
 func (s *state) size() uint64 {
-	n := uint64(headerLen + trailerLen)
-	n += 8 + 3*8 + 4 + 8 + 8                          // config
+	n := uint64(headerLen + configLen + headerSumLen + trailerLen)
 	n += 8 + 8 + 8 + 3*3*8 + 8 + 8 + 8 + 8 + 8*8 + 16 // state
 	n += 8 + uint64(s.prompts)*(8+8+2+2+2+uint64(s.cfg.Window)*8)
 	for t := range s.tiers {
@@ -137,12 +117,20 @@ func (s *state) size() uint64 {
 // The drop function is not saved.
 func (b *Buffer) Snapshot(w io.Writer) error {
 	s := b.state()
+	defer b.release()
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	e := encoder{w: bw}
 	e.bytes([]byte(snapshotMagic))
 	e.u32(snapshotFormat)
 	e.u64(s.size())
+	s.encodeConfig(&e)
+	// The header checksum: the CRC of what was written so far, which the
+	// trailer's CRC then also covers.
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("replay: snapshot: %w", err)
+	}
+	e.u32(crc.Sum32())
 	s.encode(&e)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("replay: snapshot: %w", err)
@@ -155,7 +143,7 @@ func (b *Buffer) Snapshot(w io.Writer) error {
 	return nil
 }
 
-func (s *state) encode(e *encoder) {
+func (s *state) encodeConfig(e *encoder) {
 	c := &s.cfg
 	e.u64(uint64(c.Capacity))
 	for _, x := range c.Shares {
@@ -164,6 +152,9 @@ func (s *state) encode(e *encoder) {
 	e.u32(uint32(c.Window))
 	e.u64(uint64(c.MaxPrompts))
 	e.u64(uint64(c.MaxStaleness))
+}
+
+func (s *state) encode(e *encoder) {
 
 	k := &s.c
 	e.u64(uint64(s.version))
@@ -185,15 +176,14 @@ func (s *state) encode(e *encoder) {
 	e.u64(s.forgotten)
 
 	e.u64(uint64(s.prompts))
-	w := s.cfg.Window
-	for i := s.oldest; i != none; i = s.slots[i].newer {
-		p := &s.slots[i]
+	for i := s.oldest; i != none; i = s.slots.at(int(i)).newer {
+		p := s.slots.at(int(i))
 		e.u64(p.id)
 		e.f64(p.sum)
 		e.u16(p.n)
 		e.u16(p.pos)
 		e.u16(p.hints)
-		for _, r := range s.rings[int(i)*w : (int(i)+1)*w] {
+		for _, r := range s.rings.item(int(i)) {
 			e.f64(r)
 		}
 	}
@@ -234,14 +224,17 @@ func (e encoder) f64(v float64) {
 func (e encoder) bytes(p []byte) { e.w.Write(p) }
 
 // SaveFile writes a snapshot to path atomically: to a temporary file in the
-// same folder, synced to disk, then renamed over path, and the folder
-// synced. A crash at any moment leaves either the previous file or the new
-// one, never a mix. A save killed mid-way leaves a temporary file
-// "path.tmp-*" behind; LoadFile never reads it, and the next SaveFile or
-// LoadFile of the same path removes it — so one path must have one writer
-// at a time. The file is readable by its owner only.
+// same folder with a name of its own ("path.tmp-<random>"), synced to disk,
+// then renamed over path, and the folder synced. A crash at any moment
+// leaves either the previous file or the new one, never a mix, and saves
+// running at once (from several processes) each rename a whole file of
+// their own. A save killed mid-way leaves its temporary file behind;
+// LoadFile never reads or removes it, and a later SaveFile of the same path
+// removes those untouched for TempGrace — longer than any live save goes
+// without writing — so that a reader can never break a writer. The file is
+// readable by its owner only.
 func (b *Buffer) SaveFile(path string) (err error) {
-	removeTemps(path)
+	removeStaleTemps(path, time.Now().Add(-TempGrace))
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -282,10 +275,9 @@ func (b *Buffer) SaveFile(path string) (err error) {
 }
 
 // LoadFile restores a buffer saved by SaveFile, reading the file as it
-// decodes (see Restore). It first removes the temporary files a save of the
-// same path killed mid-way left behind (see SaveFile).
+// decodes (see Restore). It writes nothing: the temporary files of saves in
+// progress or killed are SaveFile's to remove.
 func LoadFile(path string) (*Buffer, error) {
-	removeTemps(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: load: %w", err)
@@ -298,11 +290,16 @@ func LoadFile(path string) (*Buffer, error) {
 	return b, nil
 }
 
-// removeTemps removes the "path.tmp-*" files SaveFile writes before its
-// rename: any that exist when no save of path is running were left by a
-// save that was killed. Errors are ignored: a temporary file that cannot be
-// removed is harmless.
-func removeTemps(path string) {
+// TempGrace is how long a temporary file of SaveFile must have gone
+// unmodified before another SaveFile of the same path removes it as left
+// by a killed save. A live save writes its file continuously (every 64 KiB)
+// and renames it seconds after its last write, so it is never that old.
+const TempGrace = 10 * time.Minute
+
+// removeStaleTemps removes the "path.tmp-*" files last modified before
+// cutoff. Errors are ignored: a temporary file that cannot be removed, or
+// that another save removed first, is harmless.
+func removeStaleTemps(path string, cutoff time.Time) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -312,7 +309,9 @@ func removeTemps(path string) {
 		return
 	}
 	for _, n := range names {
-		os.Remove(n)
+		if fi, err := os.Lstat(n); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			os.Remove(n)
+		}
 	}
 }
 

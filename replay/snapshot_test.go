@@ -117,6 +117,12 @@ func TestSnapshotEmpty(t *testing.T) {
 }
 
 // resum recomputes the checksum of a snapshot whose body was edited.
+// resumHeader repairs the header checksum after the configuration.
+func resumHeader(data []byte) {
+	const n = 20 + 52
+	binary.LittleEndian.PutUint32(data[n:], crc32.Checksum(data[:n], crc32.MakeTable(crc32.Castagnoli)))
+}
+
 func resum(data []byte) {
 	body := data[:len(data)-4]
 	binary.LittleEndian.PutUint32(data[len(body):], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
@@ -127,10 +133,10 @@ func resum(data []byte) {
 func TestSnapshotRejectsDamage(t *testing.T) {
 	good := snapshot(t, rich(t))
 	edit := func(f func([]byte) []byte) []byte { return f(bytes.Clone(good)) }
-	// The first prompt record starts after header (20), config (52), state
-	// (208) and the prompt count (8); its id is 8 bytes, its sum 8, then
-	// comes its reward count (2).
-	const firstPrompt = 20 + 52 + 208 + 8
+	// The first prompt record starts after header (20), config (52), the
+	// header checksum (4), state (208) and the prompt count (8); its id is
+	// 8 bytes, its sum 8, then comes its reward count (2).
+	const firstPrompt = 20 + 52 + 4 + 208 + 8
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -142,16 +148,22 @@ func TestSnapshotRejectsDamage(t *testing.T) {
 		{"half", good[:len(good)/2], "truncated"},
 		{"last byte missing", good[:len(good)-1], "truncated"},
 		{"trailing data", append(bytes.Clone(good), 0), "after the end"},
-		{"newer format", edit(func(d []byte) []byte { d[8] = 2; return d }), "format version 2"},
+		{"newer format", edit(func(d []byte) []byte { d[8] = 3; return d }), "format version 3"},
 		{"bit flip in body", edit(func(d []byte) []byte { d[len(d)/3] ^= 0x10; return d }), "checksum mismatch"},
 		{"bit flip in checksum", edit(func(d []byte) []byte { d[len(d)-1] ^= 1; return d }), "checksum mismatch"},
-		{"inconsistent counter", edit(func(d []byte) []byte { d[20+52+16]++; resum(d); return d }), "offered"},
+		{"inconsistent counter", edit(func(d []byte) []byte { d[20+52+4+16]++; resum(d); return d }), "offered"},
+		{"bit flip in configuration", edit(func(d []byte) []byte { d[20+3] ^= 0x40; resum(d); return d }), "header checksum mismatch"},
 		{"window count 0", edit(func(d []byte) []byte {
 			d[firstPrompt+16], d[firstPrompt+17] = 0, 0
 			resum(d)
 			return d
 		}), "rewards at ring position"},
-		{"capacity too small", edit(func(d []byte) []byte { binary.LittleEndian.PutUint64(d[20:], 2); resum(d); return d }), "configuration"},
+		{"capacity too small", edit(func(d []byte) []byte {
+			binary.LittleEndian.PutUint64(d[20:], 2)
+			resumHeader(d)
+			resum(d)
+			return d
+		}), "configuration"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := replay.Restore(bytes.NewReader(c.data))
@@ -277,46 +289,48 @@ func TestSaveFileSurvivesKill(t *testing.T) {
 		require.Equal(t, want.Len(), got.Len(), "round %d: loaded experiences", round)
 		require.Equal(t, want.Stats().Offered, got.Stats().Offered, "round %d: loaded experiences", round)
 		versions = append(versions, got.Version())
-		if tmp, _ := filepath.Glob(path + ".tmp-*"); len(tmp) > 0 {
-			t.Fatalf("round %d: LoadFile left the killed save's temporary files %v", round, tmp)
-		}
 	}
+	// The killed saves' temporary files are left to a later save, which
+	// removes them once they are older than TempGrace.
+	tmp, _ := filepath.Glob(path + ".tmp-*")
+	long := time.Now().Add(-replay.TempGrace - time.Minute)
+	for _, n := range tmp {
+		require.NoError(t, os.Chtimes(n, long, long))
+	}
+	require.NoError(t, want.SaveFile(path))
+	tmp, _ = filepath.Glob(path + ".tmp-*")
+	require.Empty(t, tmp, "the killed saves' temporary files survived a later save")
 	t.Logf("versions loaded after each kill: %v; %d of 6 kills interrupted a save", versions, torn)
 }
 
-// TestTempFilesCleanedOnNextOpen: the temporary files of a killed save of
-// a path are removed by the next LoadFile or SaveFile of that path; other
-// files are left alone.
-func TestTempFilesCleanedOnNextOpen(t *testing.T) {
+// TestStaleTempFilesRemovedBySave: the temporary files of a killed save of
+// a path are removed by a later SaveFile of that path once they are older
+// than TempGrace; fresh ones (a save in progress) and other paths' files
+// are left alone, and LoadFile removes nothing.
+func TestStaleTempFilesRemovedBySave(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay[1].snap") // a name with glob characters
 	b := newBuffer(t, nil)
 	add(t, b, exp(1, 1, 0))
 	require.NoError(t, b.SaveFile(path))
-	litter := func() []string {
-		var names []string
-		for _, n := range []string{path + ".tmp-123", path + ".tmp-456"} {
-			require.NoError(t, os.WriteFile(n, []byte("half a snapshot"), 0o600))
-			names = append(names, n)
-		}
-		return names
-	}
+	old, fresh := path+".tmp-123", path+".tmp-456"
 	other := filepath.Join(dir, "other.snap.tmp-1")
-	require.NoError(t, os.WriteFile(other, nil, 0o600))
-	for _, open := range []func() error{
-		func() error { _, err := replay.LoadFile(path); return err },
-		func() error { return b.SaveFile(path) },
-	} {
-		names := litter()
-		require.NoError(t, open())
-		for _, n := range names {
-			if _, err := os.Stat(n); !os.IsNotExist(err) {
-				t.Errorf("%s survived: %v", n, err)
-			}
-		}
+	for _, n := range []string{old, fresh, other} {
+		require.NoError(t, os.WriteFile(n, []byte("half a snapshot"), 0o600))
 	}
-	_, err := os.Stat(other)
-	assert.NoError(t, err, "another path's temporary file was removed")
+	long := time.Now().Add(-replay.TempGrace - time.Minute)
+	require.NoError(t, os.Chtimes(old, long, long))
+	require.NoError(t, os.Chtimes(other, long, long))
+
+	_, err := replay.LoadFile(path)
+	require.NoError(t, err)
+	for _, n := range []string{old, fresh, other} {
+		assert.FileExists(t, n, "LoadFile removed a file")
+	}
+	require.NoError(t, b.SaveFile(path))
+	assert.NoFileExists(t, old, "a killed save's old temporary file survived SaveFile")
+	assert.FileExists(t, fresh, "SaveFile removed a temporary file a live save may be writing")
+	assert.FileExists(t, other, "SaveFile removed another path's temporary file")
 }
 
 // oneByte hands out its data a byte per Read, as a slow pipe would.

@@ -69,8 +69,8 @@ type slot struct {
 type VCRS struct {
 	window, max int
 	index       map[uint64]int32
-	slots       []slot
-	rings       []float64 // slot s owns rings[s·W : (s+1)·W]
+	slots       chunked[slot]    // stride 1
+	rings       chunked[float64] // stride W: slot s owns ring item s
 	newest      int32
 	oldest      int32
 	means       sorted
@@ -85,7 +85,8 @@ func NewVCRS(window, maxPrompts int) (*VCRS, error) {
 	if maxPrompts < 1 || maxPrompts > math.MaxInt32 {
 		return nil, fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, "max_prompts", nil, "%d, want 1..%d", maxPrompts, math.MaxInt32))
 	}
-	return &VCRS{window: window, max: maxPrompts, index: map[uint64]int32{}, newest: none, oldest: none}, nil
+	return &VCRS{window: window, max: maxPrompts, index: map[uint64]int32{}, newest: none, oldest: none,
+		slots: newChunked[slot](1), rings: newChunked[float64](window)}, nil
 }
 
 // Window returns W.
@@ -117,7 +118,8 @@ func (v *VCRS) Mean(prompt uint64) (mean float64, n int, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	return v.slots[s].mean, int(v.slots[s].n), true
+	sl := v.slot(s)
+	return sl.mean, int(sl.n), true
 }
 
 // slotOf returns the slot of prompt, or none.
@@ -150,7 +152,7 @@ func (v *VCRS) Position(prompt uint64) (p float64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	return v.position(v.slots[s].mean), true
+	return v.position(v.slot(s).mean), true
 }
 
 // position is Position for the value m.
@@ -204,16 +206,16 @@ func (v *VCRS) observe(prompt uint64, reward float64) int32 {
 	s, ok := v.index[prompt]
 	if ok {
 		v.unlink(s)
-		old := v.slots[s].mean
+		old := v.slot(s).mean
 		v.push(s, reward)
-		if m := v.slots[s].mean; m != old {
+		if m := v.slot(s).mean; m != old {
 			v.means.erase(old)
 			v.means.insert(m)
 		}
 	} else {
 		s = v.claim(prompt)
 		v.push(s, reward)
-		v.means.insert(v.slots[s].mean)
+		v.means.insert(v.slot(s).mean)
 	}
 	v.linkNewest(s)
 	return s
@@ -221,9 +223,9 @@ func (v *VCRS) observe(prompt uint64, reward float64) int32 {
 
 // push adds a reward to the window of slot s and refreshes its mean.
 func (v *VCRS) push(s int32, reward float64) {
-	sl := &v.slots[s]
+	sl := v.slotMut(s)
 	w := v.window
-	ring := v.rings[int(s)*w : (int(s)+1)*w]
+	ring := v.rings.mutItem(int(s))
 	if int(sl.n) == w {
 		sl.sum -= ring[sl.pos]
 	} else {
@@ -249,67 +251,47 @@ func (v *VCRS) push(s int32, reward float64) {
 // updated prompt at capacity.
 func (v *VCRS) claim(prompt uint64) int32 {
 	var s int32
-	if len(v.slots) < v.max {
-		v.grow()
-		s = int32(len(v.slots) - 1)
+	if v.slots.len() < v.max {
+		s = int32(v.slots.len())
+		v.slots.grow(int(s) + 1)
+		v.rings.grow(int(s) + 1)
 	} else {
 		s = v.oldest
-		v.means.erase(v.slots[s].mean)
+		v.means.erase(v.slot(s).mean)
 		v.unlink(s)
-		delete(v.index, v.slots[s].id)
-		clear(v.rings[int(s)*v.window : (int(s)+1)*v.window])
+		delete(v.index, v.slot(s).id)
+		clear(v.rings.mutItem(int(s)))
 		v.forgotten++
 	}
-	v.slots[s] = slot{id: prompt, newer: none, older: none}
+	*v.slotMut(s) = slot{id: prompt, newer: none, older: none}
 	v.index[prompt] = s
 	return s
 }
 
-// grow appends a slot, growing the arrays geometrically up to the capacity
-// so that they are never larger than MaxPrompts slots.
-func (v *VCRS) grow() {
-	n := len(v.slots)
-	if n == cap(v.slots) {
-		c := min(max(2*n, 64), v.max)
-		slots := make([]slot, n, c)
-		copy(slots, v.slots)
-		v.slots = slots
-		rings := make([]float64, n*v.window, c*v.window)
-		copy(rings, v.rings)
-		v.rings = rings
-	}
-	v.slots = v.slots[:n+1]
-	v.rings = v.rings[:(n+1)*v.window]
-}
-
 // reserve makes room for n more prompts at once (Restore knows how many
-// are coming), so that the arrays are allocated once at their final size
-// instead of doubling through copies.
+// are coming), so that the index map is allocated once at its final size
+// instead of growing through rehashes. The chunked arrays need no
+// reservation: they grow a chunk at a time.
 func (v *VCRS) reserve(n int) {
-	need := min(len(v.slots)+n, v.max)
-	if need <= cap(v.slots) {
-		return
-	}
-	slots := make([]slot, len(v.slots), need)
-	copy(slots, v.slots)
-	v.slots = slots
-	rings := make([]float64, len(v.rings), need*v.window)
-	copy(rings, v.rings)
-	v.rings = rings
+	need := min(v.slots.len()+n, v.max)
 	if len(v.index) == 0 {
 		v.index = make(map[uint64]int32, need)
 	}
 }
 
+// slot returns slot s for reading; slotMut for writing (see chunked).
+func (v *VCRS) slot(s int32) *slot    { return v.slots.at(int(s)) }
+func (v *VCRS) slotMut(s int32) *slot { return v.slots.mut(int(s)) }
+
 func (v *VCRS) unlink(s int32) {
-	sl := &v.slots[s]
+	sl := v.slotMut(s)
 	if sl.newer != none {
-		v.slots[sl.newer].older = sl.older
+		v.slotMut(sl.newer).older = sl.older
 	} else {
 		v.newest = sl.older
 	}
 	if sl.older != none {
-		v.slots[sl.older].newer = sl.newer
+		v.slotMut(sl.older).newer = sl.newer
 	} else {
 		v.oldest = sl.newer
 	}
@@ -317,10 +299,10 @@ func (v *VCRS) unlink(s int32) {
 }
 
 func (v *VCRS) linkNewest(s int32) {
-	sl := &v.slots[s]
+	sl := v.slotMut(s)
 	sl.older, sl.newer = v.newest, none
 	if v.newest != none {
-		v.slots[v.newest].newer = s
+		v.slotMut(v.newest).newer = s
 	} else {
 		v.oldest = s
 	}
