@@ -136,7 +136,7 @@ func (g *gate) Write(p []byte) (int, error) {
 // is written — the copy-on-write chunks keep its view unchanged.
 func TestSnapshotIsAPointInTime(t *testing.T) {
 	// Enough experiences and prompts for several chunks of each array.
-	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.MaxPrompts, c.MaxStaleness = 3 * 5000, 6000, 50 })
+	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.MaxPrompts, c.MaxStaleness = 3*5000, 6000, 50 })
 	for i := range 12000 {
 		add(t, b, replay.Experience{Prompt: uint64(i % 5000), Logp: []float32{-float32(i%7) / 3}, Reward: float64(i%3) / 2, Version: int64(i / 2000)})
 	}
