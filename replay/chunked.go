@@ -13,8 +13,9 @@ package replay
 // for 216 ms. With chunks, share copies 1 Ki pointers and an Add during a
 // snapshot copies at most the one or two chunks it writes (under 1 MiB).
 //
-// The last chunk grows geometrically up to chunkItems, so a small array
-// (a buffer of 64 experiences) takes what it holds, not a whole chunk.
+// The first chunk grows geometrically up to chunkItems, so a small array
+// (a buffer of 64 experiences) takes what it holds, not a whole chunk;
+// later chunks are allocated whole.
 // Reads go through at and item, writes through mut and mutItem; reading
 // through mut would copy shared chunks for nothing.
 type chunked[T any] struct {
@@ -100,8 +101,14 @@ func (a *chunked[T]) grow(n int) {
 		if items <= have {
 			continue
 		}
-		if j == need-1 && items < chunkItems {
+		// Only the first chunk grows geometrically, for small arrays; an
+		// array past one chunk takes whole chunks, so that growing it
+		// copies nothing (a geometric last chunk would copy, and leave
+		// behind as garbage, about one chunk per chunk).
+		if j == 0 && items < chunkItems {
 			items = min(max(items, 2*have, 8), chunkItems)
+		} else {
+			items = chunkItems
 		}
 		d := &chunk[T]{gen: a.gen, v: make([]T, items*a.stride)}
 		if c != nil {

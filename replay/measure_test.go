@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,4 +151,85 @@ func vmHWM(t *testing.T) int64 {
 	}
 	t.Skip("no VmHWM")
 	return 0
+}
+
+const shapesEnv = "RLPOST_REPLAY_SHAPES"
+
+// restoreShape is a kind of buffer whose restore memory is measured.
+type restoreShape struct {
+	name string
+	cfg  func(*replay.Config)
+	n    int // experiences added
+	make func(i int) replay.Experience
+}
+
+var restoreShapes = []restoreShape{
+	{"small: 1 Mi one-token experiences", func(c *replay.Config) { c.Capacity = 1 << 20 }, 1 << 20,
+		func(i int) replay.Experience {
+			return replay.Experience{Prompt: uint64(i % 100000), Logp: []float32{-0.5}, Reward: float64(i % 2)}
+		}},
+	{"sparse: 10 000 experiences in a buffer of capacity 4 Mi", func(c *replay.Config) { c.Capacity = 1 << 22 }, 10000,
+		func(i int) replay.Experience {
+			return replay.Experience{Prompt: uint64(i % 1000), Logp: make([]float32, 64), Reward: float64(i % 2)}
+		}},
+	{"payload: 10 000 experiences of 512 tokens and 16 KiB payload", nil, 10000,
+		func(i int) replay.Experience {
+			return replay.Experience{Prompt: uint64(i % 2500), Logp: make([]float32, 512), Tokens: make([]int32, 512),
+				Payload: make([]byte, 16<<10), Reward: float64(i % 2)}
+		}},
+}
+
+// TestMeasureRestoreShapes saves each shape of buffer, loads it in a fresh
+// child process and reports the child's peak resident memory growth during
+// the load against the snapshot's size and against the restored buffer's
+// live heap:
+//
+//	RLPOST_REPLAY_SHAPES=1 go test -run TestMeasureRestoreShapes -v ./replay
+func TestMeasureRestoreShapes(t *testing.T) {
+	if path := os.Getenv(restoreChildEnv); path != "" && os.Getenv(shapesEnv) == "child" {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		heap0, before := ms.HeapAlloc, vmHWM(t)
+		b, err := replay.LoadFile(path)
+		require.NoError(t, err)
+		after := vmHWM(t)
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("child: %d %d %d %d\n", before, after, ms.HeapAlloc-heap0, b.Len())
+		return
+	}
+	if os.Getenv(shapesEnv) == "" {
+		t.Skip("set " + shapesEnv + "=1 to measure")
+	}
+	for _, s := range restoreShapes {
+		cfg := replay.DefaultConfig()
+		if s.cfg != nil {
+			s.cfg(&cfg)
+		}
+		b, err := replay.New(cfg)
+		require.NoError(t, err)
+		for i := range s.n {
+			_, err := b.Add(s.make(i))
+			require.NoError(t, err)
+		}
+		path := filepath.Join(t.TempDir(), "replay.snap")
+		require.NoError(t, b.SaveFile(path))
+		b = nil
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMeasureRestoreShapes$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), restoreChildEnv+"="+path, shapesEnv+"=child")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "child: %v\n%s", err, out)
+		var before, after, live, held int64
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "child:") {
+				fmt.Sscanf(line, "child: %d %d %d %d", &before, &after, &live, &held)
+			}
+		}
+		growth := float64((after - before) * 1024)
+		fmt.Printf("%-62s snapshot %6.1f MiB  live %6.1f MiB  peak growth %6.1f MiB  = %.2f× snapshot, %.2f× live\n",
+			s.name, float64(fi.Size())/(1<<20), float64(live)/(1<<20), growth/(1<<20), growth/float64(fi.Size()), growth/float64(live))
+	}
 }
