@@ -81,78 +81,55 @@ func (j *job[F]) piece8(p int) []int {
 	return j.order[start : start+n]
 }
 
-// rowsPerPiece8 is the number of rows of one piece of scanRows8: two per
+// rowsPerPiece8 is the number of rows of one piece of scanLanes8: two per
 // lane, so that a lane whose row ends early takes another, and few pieces
 // per worker end with lanes idle.
 const rowsPerPiece8 = 16
 
-// laneSkew8 is how many tokens further on each lane of scanRows8 starts its
+// laneSkew8 is how many tokens further on each lane of scanLanes8 starts its
 // first row than the lane before it: at the same token, rows T·4 bytes
 // apart (T a multiple of 1024) map onto the same cache sets, and eight
 // rows of four arrays evict each other from a 12-way L1 cache (three
 // times slower); 32 tokens put each lane's lines two sets on.
 const laneSkew8 = 32
 
-// scanRows8 runs the token-level scan of a piece of float32 rows whose
-// masks are prefixes of ones in the eight lanes of kernel.GAERows8: each
-// lane takes the piece's next row when its row ends, and the kernel runs
-// until some lane's row ends. A row's last tokens run in Go first where
-// its top block would pass its end (its length rounded up to a multiple of
-// 8 exceeds the tokens the row holds, or lane q's first row, the first
-// laneSkew8·q tokens).
-func (j *job[F]) scanRows8(rows []int) {
-	k := kernel.GAERows8{G: j.g[0], GL: j.g[1]}
-	k.R, k.V, k.Adv, k.Ret = f32(j.rewards.Data), f32(j.values.Data), f32(j.adv), f32(j.ret)
+// scanLanes8 drives an eight-lane row kernel over a piece of float32 rows:
+// each lane takes the piece's next row when its row ends (lane q's first
+// row starts laneSkew8·q tokens short of its end, see laneSkew8), and the
+// kernel runs until some lane's row ends; an idle lane repeats the lane
+// whose row ends first. The schedule is the same for both kernels, so
+// they share it; what a row needs before and after the kernel is theirs:
+//
+//   - begin gives lane q row b, its first tokens skew tokens short of the
+//     row's length; it runs in Go what the kernel cannot (a row it does not
+//     take, the last tokens) and returns the blocks of eight tokens left for
+//     the kernel, 0 when the row is done;
+//   - idle makes lane q repeat lane src, for a lane with no row left;
+//   - run runs n blocks in every lane and returns the lanes whose rows went
+//     bad, one bit each.
+//
+// They are functions, not an interface, so that the kernel's state stays
+// on the caller's stack: a call through an interface would move it to the
+// heap, an allocation per piece.
+func (j *job[F]) scanLanes8(rows []int, begin func(q, b, skew int) int, idle func(q, src int), run func(n int) int64) {
 	var lane [8]int // row of each lane, −1 for none
 	var left [8]int // blocks left of each lane's row
 	next := 0
-	// take gives lane q the piece's next row that has tokens for the
-	// kernel, after running the Go part of the rows it passes on the way.
 	take := func(q int, skew int) {
 		lane[q], left[q] = -1, 0
 		for next < len(rows) {
 			b := rows[next]
 			next++
-			n := j.plen[b]
-			if !isPrefix(j.row(j.mask.Data, b), n) {
-				j.runRow(b)
-				continue
+			if n := begin(q, b, skew); n > 0 {
+				lane[q], left[q] = b, n
+				return
 			}
-			start, hold := j.rewards.Span(b)
-			adv, ret := j.row(j.adv, b), j.row(j.ret, b)
-			clear(adv[n:])
-			clear(ret[n:])
-			j.rows[b] = rowResult{}
-			// The kernel's part: tokens [0, top). Unless top = n, top
-			// is a multiple of 8 and the Go tail runs [top, n) first.
-			top := n
-			if n > hold&^7 || skew > 0 {
-				top = max(min(n&^7-skew, hold&^7), 0)
-			}
-			var nv, na float64
-			if top < n {
-				ok := false
-				nv, na, ok = tokenTail(adv[top:n], ret[top:n],
-					j.row(j.rewards.Data, b)[top:n], j.row(j.values.Data, b)[top:n], j.g[0], j.g[1])
-				j.rows[b].bad = !ok
-			}
-			if top == 0 {
-				j.rowDone(b)
-				continue
-			}
-			t0 := (top - 1) &^ 7
-			k.Off[q], k.D[q] = int64(4*(start+t0)), int32(top-t0-8)
-			k.NV[q], k.NA[q] = nv, na
-			lane[q], left[q] = b, t0/8+1
-			return
 		}
 	}
 	for q := range 8 {
 		take(q, laneSkew8*q)
 	}
 	for {
-		// Run until the first lane's row ends; an idle lane repeats the
-		// lane whose row ends first.
 		least, src := math.MaxInt, -1
 		for q, b := range lane {
 			if b >= 0 && left[q] < least {
@@ -164,22 +141,94 @@ func (j *job[F]) scanRows8(rows []int) {
 		}
 		for q, b := range lane {
 			if b < 0 {
-				k.Off[q], k.D[q], k.NV[q], k.NA[q] = k.Off[src], k.D[src], k.NV[src], k.NA[src]
+				idle(q, src)
 			}
 		}
-		k.N = int64(least)
-		k.Run()
+		bad := run(least)
 		for q, b := range lane {
 			if b < 0 {
 				continue
 			}
-			j.rows[b].bad = j.rows[b].bad || k.Bad>>q&1 != 0
+			j.rows[b].bad = j.rows[b].bad || bad>>q&1 != 0
 			if left[q] -= least; left[q] == 0 {
 				j.rowDone(b)
 				take(q, 0)
 			}
 		}
 	}
+}
+
+// laneTop returns where a lane's kernel part [0, top) of a row of n tokens
+// ends, hold tokens stored from the row's start, the lane skew tokens
+// short: top = n unless the row's top block would pass its end (n rounded
+// up to a multiple of 8 exceeds hold) or the lane is skewed, and then a
+// multiple of 8 (the Go tail runs [top, n) first).
+func laneTop(n, hold, skew int) int {
+	if n > hold&^7 || skew > 0 {
+		return max(min(n&^7-skew, hold&^7), 0)
+	}
+	return n
+}
+
+// laneStart returns a lane's byte offset of its top block, the block's
+// offset D and the lane's count of blocks, for the kernel part [0, top),
+// top > 0, of a row starting at element start.
+func laneStart(start, top int) (off int64, d int32, blocks int) {
+	t0 := (top - 1) &^ 7
+	return int64(4 * (start + t0)), int32(top - t0 - 8), t0/8 + 1
+}
+
+// tokenLanes runs token-level GAE in kernel.GAERows8 for scanLanes8, on
+// rows whose masks are prefixes of ones (others run alone in runRow).
+type tokenLanes[F tensor.Float] struct {
+	j *job[F]
+	k kernel.GAERows8
+}
+
+func (j *job[F]) scanRows8(rows []int) {
+	l := tokenLanes[F]{j: j, k: kernel.GAERows8{G: j.g[0], GL: j.g[1]}}
+	l.k.R, l.k.V, l.k.Adv, l.k.Ret = f32(j.rewards.Data), f32(j.values.Data), f32(j.adv), f32(j.ret)
+	j.scanLanes8(rows, l.begin, l.idle, l.run)
+}
+
+func (l *tokenLanes[F]) begin(q, b, skew int) int {
+	j, k := l.j, &l.k
+	n := j.plen[b]
+	if !isPrefix(j.row(j.mask.Data, b), n) {
+		j.runRow(b)
+		return 0
+	}
+	start, hold := j.rewards.Span(b)
+	adv, ret := j.row(j.adv, b), j.row(j.ret, b)
+	clear(adv[n:])
+	clear(ret[n:])
+	j.rows[b] = rowResult{}
+	top := laneTop(n, hold, skew)
+	var nv, na float64
+	if top < n {
+		ok := false
+		nv, na, ok = tokenTail(adv[top:n], ret[top:n],
+			j.row(j.rewards.Data, b)[top:n], j.row(j.values.Data, b)[top:n], j.g[0], j.g[1])
+		j.rows[b].bad = !ok
+	}
+	if top == 0 {
+		j.rowDone(b)
+		return 0
+	}
+	off, d, blocks := laneStart(start, top)
+	k.Off[q], k.D[q], k.NV[q], k.NA[q] = off, d, nv, na
+	return blocks
+}
+
+func (l *tokenLanes[F]) idle(q, src int) {
+	k := &l.k
+	k.Off[q], k.D[q], k.NV[q], k.NA[q] = k.Off[src], k.D[src], k.NV[src], k.NA[src]
+}
+
+func (l *tokenLanes[F]) run(n int) int64 {
+	l.k.N = int64(n)
+	l.k.Run()
+	return l.k.Bad
 }
 
 // rowDone completes the result of row b once its scan has run, as runRow

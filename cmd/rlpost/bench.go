@@ -9,6 +9,18 @@ import (
 	"github.com/rlpost/rlpost/internal/tool/bench"
 )
 
+func init() {
+	extraHelp["bench"] = func() string {
+		text := "ops on the cpu: " + strings.Join(bench.Ops("cpu"), ", ")
+		if ops := bench.Ops("cuda"); len(ops) > 0 {
+			text += "\nops on cuda: " + strings.Join(ops, ", ")
+		} else {
+			text += "\nops on cuda: none in this build (build with -tags cuda)"
+		}
+		return text
+	}
+}
+
 func benchCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bench", stderr)
 	op := fs.String("op", "", "op to measure (policy_loss, group_advantages, ...); with -compare c, a comma-separated list or empty for all")

@@ -184,6 +184,41 @@ func TestCommandHelp(t *testing.T) {
 	code, _, errOut := runCmd(t, "", "help", "frob")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown command "frob"`)
+	for _, args := range [][]string{{"help", "-h"}, {"help", "help"}} {
+		code, out, errOut := runCmd(t, "", args...)
+		require.Equal(t, 0, code, "%v: stderr: %s", args, errOut)
+		assert.Contains(t, out, "usage: rlpost help")
+	}
+}
+
+// TestHelpShape: every command's usage has an example, and states each
+// flag's default once.
+func TestHelpShape(t *testing.T) {
+	for name := range docs {
+		_, out, _ := runCmd(t, "", "help", name)
+		assert.Regexp(t, `\nexample:\n  (.*\| )?rlpost `+name, out, "%s: no example", name)
+		for _, line := range strings.Split(out, "\n") {
+			assert.LessOrEqual(t, strings.Count(line, "(default"), 1, "%s: %q", name, line)
+		}
+	}
+	_, out, _ := runCmd(t, "", "bench", "-h")
+	assert.Contains(t, out, "ops on the cpu: ")
+	assert.Contains(t, out, "policy_loss")
+}
+
+// TestHelpExamplesRun: the examples that pipe a request into a command
+// give an answer, not an error.
+func TestHelpExamplesRun(t *testing.T) {
+	for _, name := range []string{"conform", "verify"} {
+		ex := docs[name].example
+		in, ok := strings.CutPrefix(ex, "echo '")
+		require.True(t, ok, "%s: %q", name, ex)
+		in, ok = strings.CutSuffix(in, "' | rlpost "+name)
+		require.True(t, ok, "%s: %q", name, ex)
+		code, out, errOut := runCmd(t, in+"\n", name)
+		require.Equal(t, 0, code, "%s: %s %s", name, out, errOut)
+		assert.NotContains(t, out, `"error"`, name)
+	}
 }
 
 func TestVersion(t *testing.T) {
