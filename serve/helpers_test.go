@@ -154,3 +154,14 @@ func metricValue(t *testing.T, url, series string) float64 {
 	}
 	return -1
 }
+
+// slimeDetail is the ?detail=1 answer of /slime.
+type slimeDetail struct {
+	Reward   float64 `json:"reward"`
+	Correct  bool    `json:"correct"`
+	Timeout  bool    `json:"timeout"`
+	Verifier string  `json:"verifier"`
+	Parsed   string  `json:"parsed,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Error    string  `json:"error,omitempty"`
+}

@@ -20,7 +20,8 @@ func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 func mustRequest(t *testing.T, path, body string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader(body))
 	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	return req
 }
