@@ -115,9 +115,11 @@ def _rewards(results, log_extra):
     for r in results:
         err = r.get("error")
         if err:
-            _LOG.warning("rlpost serve could not score a completion (reward None): %s", err)
+            # The service gives the message in "error" and its kind in "reason".
+            reason = "%s: %s" % (r["reason"], err) if r.get("reason") else str(err)
+            _LOG.warning("rlpost serve could not score a completion (reward None): %s", reason)
             rewards.append(None)
-            reasons.append(str(err))
+            reasons.append(reason)
         else:
             rewards.append(r["score"])  # a float: the client converts
             reasons.append(str(r.get("reason") or ""))

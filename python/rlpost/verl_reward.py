@@ -153,8 +153,10 @@ def _item(cfg, solution_str, ground_truth, extra_info):
 def _to_verl(result):
     err = result.get("error")
     if err:
-        _STATE.warn(1, err)
-        return {"score": 0.0, "acc": 0.0, "timeout": 0.0, "error": 1.0, "reason": str(err)}
+        # The service gives the message in "error" and its kind in "reason".
+        reason = "%s: %s" % (result["reason"], err) if result.get("reason") else str(err)
+        _STATE.warn(1, reason)
+        return {"score": 0.0, "acc": 0.0, "timeout": 0.0, "error": 1.0, "reason": reason}
     score = result.get("score")
     if isinstance(score, bool) or not isinstance(score, (int, float)):
         raise RuntimeError("rlpost serve answered a score that is not a number: %r" % (score,))
