@@ -68,6 +68,8 @@ class Server:
             self.proc.kill()
             code = self.proc.wait()
         self._reader.join(timeout=5)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         return code
 
     def __enter__(self):
