@@ -1,0 +1,148 @@
+"""rlpost.trl as TRL's GRPOTrainer calls a reward function, against a live
+server: keyword arguments only (prompts, completions, completion_ids,
+trainer_state, log_extra, log_metric and the dataset columns), standard and
+conversational completions, None for an unscorable completion turned into
+NaN, the result made a float32 tensor; async functions awaited on a loop
+running in another thread; the function's name; pickling."""
+
+import asyncio
+import functools
+import inspect
+import math
+import os
+import pickle
+import threading
+import unittest
+
+import serve
+from rlpost import trl
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def callable_name(func):
+    # How TRL names a reward function's metrics: partials unwrapped.
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", type(func).__name__)
+
+
+class TRLCaller:
+    """GRPOTrainer._calculate_rewards for custom functions, one function."""
+
+    def __init__(self):
+        self.extra = {}
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+    def __call__(self, func, inputs, prompts, completions, completion_ids):
+        keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
+        kwargs = {k: [ex[k] for ex in inputs] for k in keys}
+        kwargs["trainer_state"] = object()
+        kwargs["log_extra"] = lambda column, values: self.extra.__setitem__(column, values)
+        kwargs["log_metric"] = lambda name, value: None
+        if inspect.iscoroutinefunction(func):
+            async def run():
+                return await func(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
+            out = asyncio.run_coroutine_threadsafe(run(), self.loop).result()
+        else:
+            out = func(prompts=prompts, completions=completions, completion_ids=completion_ids, **kwargs)
+        out = [r if r is not None else math.nan for r in out]
+        if torch is not None:
+            t = torch.tensor(out, dtype=torch.float32)
+            self.assertable = t
+        return out
+
+
+class TRLTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = serve.Server()
+        cls.old = os.environ.get("RLPOST_URL")
+        os.environ["RLPOST_URL"] = cls.srv.url
+        cls.call = TRLCaller()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.call.close()
+        if cls.old is None:
+            os.environ.pop("RLPOST_URL", None)
+        else:
+            os.environ["RLPOST_URL"] = cls.old
+        assert cls.srv.stop() == 0
+
+    def funcs(self):
+        return [trl.reward_func, trl.async_reward_func,
+                trl.make_reward_func(url=self.srv.url), trl.make_reward_func(url=self.srv.url, asynchronous=True)]
+
+    def test_standard_format(self):
+        inputs = [{"prompt": "2+2?", "answer": "4"}, {"prompt": "3+3?", "answer": "6"},
+                  {"prompt": "pick", "answer": "B", "verifier": "choice"}]
+        # every row needs the same columns in TRL's batches; give all a verifier
+        inputs[0]["verifier"] = inputs[1]["verifier"] = "math"
+        completions = ["so \\boxed{4}", "so \\boxed{7}", "<answer>B</answer>"]
+        for f in self.funcs():
+            with self.subTest(func=callable_name(f)):
+                got = self.call(f, inputs, [x["prompt"] for x in inputs], completions, [[1, 2]] * 3)
+                self.assertEqual(got, [1.0, 0.0, 1.0])
+                self.assertTrue(all(type(x) is float for x in got))
+
+    def test_conversational_format(self):
+        prompts = [[{"role": "user", "content": "2+2?"}], [{"role": "user", "content": "Pick."}]]
+        completions = [[{"role": "assistant", "content": "It is \\boxed{4}."}],
+                       [{"role": "assistant", "content": [{"type": "text", "text": "<answer>"},
+                                                          {"type": "text", "text": "C</answer>"}]}]]
+        inputs = [{"prompt": prompts[0], "solution": "4", "verifier": "math"},
+                  {"prompt": prompts[1], "solution": "C", "verifier": "choice"}]
+        for f in self.funcs():
+            with self.subTest(func=callable_name(f)):
+                self.assertEqual(self.call(f, inputs, prompts, completions, [[1], [2]]), [1.0, 1.0])
+
+    def test_unscorable_completion_is_none_nan(self):
+        inputs = [{"prompt": "p", "ground_truth": "B", "verifier": "no-such-verifier"},
+                  {"prompt": "p", "ground_truth": "B", "verifier": "choice"}]
+        for f in self.funcs():
+            with self.subTest(func=callable_name(f)):
+                self.call.extra.clear()
+                with self.assertLogs("rlpost.trl", "WARNING"):
+                    got = self.call(f, inputs, ["p", "p"], ["<answer>B</answer>"] * 2, [[1], [1]])
+                self.assertTrue(math.isnan(got[0]))
+                self.assertEqual(got[1], 1.0)
+                reasons = self.call.extra["rlpost_reason"]
+                self.assertIn("no-such-verifier", reasons[0])
+                self.assertEqual(reasons[1], "")
+                if torch is not None:
+                    self.assertEqual(self.call.assertable.dtype, torch.float32)
+                    self.assertTrue(torch.isnan(self.call.assertable[0]))
+
+    def test_missing_gold_column_is_a_clear_error(self):
+        with self.assertRaisesRegex(ValueError, "gold_key"):
+            self.call(trl.reward_func, [{"prompt": "p", "label": "1"}], ["p"], ["x"], [[1]])
+        with self.assertRaisesRegex(ValueError, "'label'"):
+            self.call(trl.make_reward_func(gold_key="label"), [{"prompt": "p", "answer": "1"}], ["p"], ["x"], [[1]])
+
+    def test_names_coroutine_flags_and_pickling(self):
+        f, af = trl.make_reward_func(), trl.make_reward_func(asynchronous=True)
+        self.assertEqual(callable_name(f), "reward_func")
+        self.assertEqual(callable_name(af), "async_reward_func")
+        self.assertFalse(inspect.iscoroutinefunction(f))
+        self.assertTrue(inspect.iscoroutinefunction(af))
+        self.assertTrue(inspect.iscoroutinefunction(trl.async_reward_func))
+        inputs = [{"prompt": "p", "answer": "9"}]
+        self.call(f, inputs, ["p"], ["\\boxed{9}"], [[1]])  # opens a connection
+        for g in (f, af, trl.reward_func):
+            again = pickle.loads(pickle.dumps(g))
+            self.assertEqual(self.call(again, inputs, ["p"], ["\\boxed{9}"], [[1]]), [1.0])
+
+
+if __name__ == "__main__":
+    unittest.main()
