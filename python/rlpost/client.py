@@ -33,6 +33,7 @@ import random
 import threading
 import time
 import urllib.parse
+import weakref
 
 __all__ = ["AsyncClient", "Client", "ServeError", "TransportError"]
 
@@ -278,7 +279,7 @@ class AsyncClient:
     def __init__(self, url=None, token=None, timeout=60.0, retries=4, backoff=0.5, max_backoff=8.0, limit=64):
         self._o = _Options(url, token, timeout, retries, backoff, max_backoff)
         self._limit = limit
-        self._sessions = {}
+        self._sessions = weakref.WeakKeyDictionary()  # event loop -> aiohttp session
         self._sync = None
 
     @property
@@ -290,7 +291,7 @@ class AsyncClient:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._sessions = {}
+        self._sessions = weakref.WeakKeyDictionary()
         self._sync = None
 
     async def __aenter__(self):
@@ -314,8 +315,8 @@ class AsyncClient:
         return await self._request("GET", "/healthz", None)
 
     async def close(self):
-        sessions, self._sessions = self._sessions, {}
-        for s in sessions.values():
+        s = self._sessions.pop(asyncio.get_running_loop(), None)
+        if s is not None:
             await s.close()
         if self._sync is not None:
             self._sync.close()

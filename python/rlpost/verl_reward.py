@@ -64,6 +64,7 @@ import runpy
 import threading
 import time
 import urllib.parse
+import weakref
 
 __all__ = ["compute_score", "compute_score_async", "compute_score_batch"]
 
@@ -81,7 +82,7 @@ class _State:
     def __init__(self):
         self.local = threading.local()
         self.lock = threading.Lock()
-        self.sessions = {}
+        self.sessions = weakref.WeakKeyDictionary()  # event loop -> aiohttp session
         self.unscorable = 0
         self.warned_at = 0.0
 
