@@ -48,8 +48,10 @@ func BenchmarkVerifyBatch(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			rec := newRecorder()
-			req, _ := http.NewRequest(http.MethodPost, "http://x/verify", strings.NewReader(string(body)))
+			req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/verify", strings.NewReader(string(body)))
 			req.ContentLength = int64(len(body))
+			req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", "application/json")
 			s.ServeHTTP(rec, req)
 			if rec.code != http.StatusOK {
 				b.Fatal(rec.code, rec.body.String())
@@ -86,8 +88,9 @@ func BenchmarkOverhead(b *testing.B) {
 	defer s.Close()
 	for b.Loop() {
 		rec := newRecorder()
-		req, _ := http.NewRequest(http.MethodPost, "http://x/verify", strings.NewReader(string(body)))
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/verify", strings.NewReader(string(body)))
 		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
 		s.ServeHTTP(rec, req)
 		if rec.code != http.StatusOK {
 			b.Fatal(rec.code, rec.body.String())

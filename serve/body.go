@@ -193,7 +193,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, code int, body []
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, h *httpError) int {
 	b, _ := json.Marshal(map[string]string{"error": h.msg})
 	s.metrics.refusals.WithLabelValues(h.reason).Inc()
-	s.warn("request refused", "path", r.URL.Path, "code", h.code, "reason", h.reason, "client", clientOf(r), "error", h.msg)
+	s.warn(h.reason, "request refused", "path", truncate(r.URL.Path, 100), "code", h.code, "client", clientOf(r), "error", h.msg)
 	return s.reply(w, r, h.code, b)
 }
 

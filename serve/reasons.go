@@ -71,43 +71,56 @@ func reasonOf(err error) string {
 	return ReasonVerifierError
 }
 
-// warnLimiter lets through at most burst WARN lines per second and counts
-// the rest, so that a client sending a million bad items cannot flood the
-// log; the next line that passes says how many were dropped.
+// warnLimiter lets through at most burst WARN lines per second for each
+// reason kind and counts the rest, so that a client sending a million bad
+// items can neither flood the log nor hide the lines of other reasons; the
+// next line of a kind that passes says how many were dropped.
 type warnLimiter struct {
-	mu      sync.Mutex
-	burst   int
-	window  time.Time
-	used    int
-	dropped int
+	mu    sync.Mutex
+	burst int
+	kinds map[string]*warnWindow // keyed by reason kind, a fixed set
 }
 
-// allow reports whether a line may be written now, and how many lines were
-// dropped since the last one written.
-func (l *warnLimiter) allow(now time.Time) (ok bool, dropped int) {
+type warnWindow struct {
+	start         time.Time
+	used, dropped int
+}
+
+// allow reports whether a line of kind may be written now, and how many
+// lines of that kind were dropped since the last one written.
+func (l *warnLimiter) allow(kind string, now time.Time) (ok bool, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.window) >= time.Second {
-		l.window, l.used = now, 0
+	if l.kinds == nil {
+		l.kinds = map[string]*warnWindow{}
 	}
-	if l.used >= l.burst {
-		l.dropped++
+	w := l.kinds[kind]
+	if w == nil {
+		w = &warnWindow{start: now}
+		l.kinds[kind] = w
+	}
+	if now.Sub(w.start) >= time.Second {
+		w.start, w.used = now, 0
+	}
+	if w.used >= l.burst {
+		w.dropped++
 		return false, 0
 	}
-	l.used++
-	dropped, l.dropped = l.dropped, 0
+	w.used++
+	dropped, w.dropped = w.dropped, 0
 	return true, dropped
 }
 
-// warn writes a rate-limited WARN line.
-func (s *Server) warn(msg string, args ...any) {
+// warn writes a WARN line, rate-limited per reason kind.
+func (s *Server) warn(kind, msg string, args ...any) {
 	if s.cfg.Logger == nil {
 		return
 	}
-	ok, dropped := s.warns.allow(time.Now())
+	ok, dropped := s.warns.allow(kind, time.Now())
 	if !ok {
 		return
 	}
+	args = append(args, "reason", kind)
 	if dropped > 0 {
 		args = append(args, "dropped_before", dropped)
 	}

@@ -246,12 +246,6 @@ func equalFoldASCII(a, b string) bool {
 	return true
 }
 
-func (s *Server) log(msg string, args ...any) {
-	if s.cfg.Logger != nil {
-		s.cfg.Logger.Warn(msg, args...)
-	}
-}
-
 // Serve answers HTTP on ln until ctx is done, then shuts down gracefully:
 // it stops accepting, lets the requests in flight finish (up to
 // Config.ShutdownTimeout, after which their connections are closed) and

@@ -134,8 +134,8 @@ func (s *Server) count(b *batch) {
 				reasons = map[string]int{}
 			}
 			reasons[kind]++
-			s.warn("item scored 0.0: it could not be scored", "endpoint", b.endpoint, "item", i, "of", len(b.out),
-				"reason", kind, "error", o.err.Error())
+			s.warn(kind, "item scored 0.0: it could not be scored", "endpoint", b.endpoint, "item", i, "of", len(b.out),
+				"error", truncate(o.err.Error(), 300))
 		}
 	}
 	for v, t := range tallies {
