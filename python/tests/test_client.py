@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import serve
 from rlpost import AsyncClient, Client, ServeError, TransportError, basic_auth_url, label
@@ -103,6 +104,27 @@ class LiveTest(unittest.TestCase):
         self.assertIs(type(c.slime(response="\\boxed{42}", label=42)), float)
         d = c.slime(response="\\boxed{41}", label=42, detail=True)
         self.assertEqual((d["reward"], d["correct"], d["verifier"]), (0.0, False, "math"))
+
+    def test_malformed_body_is_400_and_the_server_goes_on(self):
+        c = Client(self.srv.url, token=serve.TOKEN, retries=0)
+        with self.assertRaises(ServeError) as cm:
+            c._request("POST", "/verify", {"items": "not a list"})
+        self.assertEqual(cm.exception.status, 400)
+        self.assertIn("items", cm.exception.message)
+        self.assertEqual(c.healthz(), {"status": "ok"})
+
+    def test_metrics_count_items(self):
+        c = Client(self.srv.url, token=serve.TOKEN)
+        c.openrlhf(query=["a\\boxed{1}"], prompts=["a"], labels=["1"])
+        req = urllib.request.Request(self.srv.url + "/metrics", headers={"Authorization": "Bearer " + serve.TOKEN})
+        text = urllib.request.urlopen(req, timeout=30).read().decode()
+        self.assertRegex(text, r'rlpost_serve_items_total\{endpoint="openrlhf",verifier="math"\} [1-9]')
+
+    def test_public_bind_without_token_is_refused(self):
+        import subprocess
+        r = subprocess.run([serve.binary(), "serve", "-addr", "0.0.0.0:0"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("token", r.stderr)
 
     def test_token_forms(self):
         with self.assertRaises(ServeError) as cm:

@@ -128,6 +128,12 @@ class OpenRLHFTest(unittest.TestCase):
                                "reinforce_baseline": x - mean, "dr_grpo": x - mean}[est]
                         self.assertAlmostEqual(shaped[g, j].item(), exp, places=5)
 
+    def test_several_urls_only_the_first_scores(self):
+        # --reward.remote_url a,b: the second URL gets an empty request for
+        # every sample, which must answer 200, and does no scoring.
+        ans = run(trainers.openrlhf_fetch_reward([self.url, self.url], "p\\boxed{2}", "p", "2", tries=1))
+        self.assertEqual(ans["rewards"], [1.0])
+
     def test_token_in_the_url(self):
         with tempfile.TemporaryDirectory() as d:
             srv = serve.Server("-token-file", serve.token_file(d))

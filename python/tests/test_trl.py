@@ -15,7 +15,7 @@ import threading
 import unittest
 
 import serve
-from rlpost import trl
+from rlpost import AsyncClient, trl
 
 try:
     import torch
@@ -39,7 +39,9 @@ class TRLCaller:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
 
-    def close(self):
+    def close(self, clients=()):
+        for c in clients:
+            asyncio.run_coroutine_threadsafe(c.close(), self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
         self.loop.close()
@@ -70,10 +72,13 @@ class TRLTest(unittest.TestCase):
         cls.old = os.environ.get("RLPOST_URL")
         os.environ["RLPOST_URL"] = cls.srv.url
         cls.call = TRLCaller()
+        cls.made = []
 
     @classmethod
     def tearDownClass(cls):
-        cls.call.close()
+        clients = [f.keywords["rlpost_client"] for f in cls.made if isinstance(f, functools.partial)]
+        clients = [c for c in clients if isinstance(c, AsyncClient)]
+        cls.call.close(clients + [c for c in trl._DEFAULT.values() if isinstance(c, AsyncClient)])
         if cls.old is None:
             os.environ.pop("RLPOST_URL", None)
         else:
@@ -81,8 +86,9 @@ class TRLTest(unittest.TestCase):
         assert cls.srv.stop() == 0
 
     def funcs(self):
-        return [trl.reward_func, trl.async_reward_func,
-                trl.make_reward_func(url=self.srv.url), trl.make_reward_func(url=self.srv.url, asynchronous=True)]
+        made = [trl.make_reward_func(url=self.srv.url), trl.make_reward_func(url=self.srv.url, asynchronous=True)]
+        self.made.extend(made)
+        return [trl.reward_func, trl.async_reward_func] + made
 
     def test_standard_format(self):
         inputs = [{"prompt": "2+2?", "answer": "4"}, {"prompt": "3+3?", "answer": "6"},
@@ -132,6 +138,7 @@ class TRLTest(unittest.TestCase):
 
     def test_names_coroutine_flags_and_pickling(self):
         f, af = trl.make_reward_func(), trl.make_reward_func(asynchronous=True)
+        self.made.extend([f, af])
         self.assertEqual(callable_name(f), "reward_func")
         self.assertEqual(callable_name(af), "async_reward_func")
         self.assertFalse(inspect.iscoroutinefunction(f))
@@ -141,6 +148,7 @@ class TRLTest(unittest.TestCase):
         self.call(f, inputs, ["p"], ["\\boxed{9}"], [[1]])  # opens a connection
         for g in (f, af, trl.reward_func):
             again = pickle.loads(pickle.dumps(g))
+            self.made.append(again)
             self.assertEqual(self.call(again, inputs, ["p"], ["\\boxed{9}"], [[1]]), [1.0])
 
 

@@ -128,8 +128,13 @@ class VerlTest(unittest.TestCase):
         self.assertTrue(inspect.iscoroutinefunction(wrapped))
 
         async def go():
-            return await asyncio.gather(*(wrapped(data_source="d", solution_str="\\boxed{%d}" % (i % 2),
-                                                  ground_truth="1", extra_info={}) for i in range(64)))
+            out = await asyncio.gather(*(wrapped(data_source="d", solution_str="\\boxed{%d}" % (i % 2),
+                                                 ground_truth="1", extra_info={}) for i in range(64)))
+            # verl's loop lives as long as the worker; this one ends here.
+            session = fn.__globals__["_STATE"].sessions.pop(asyncio.get_running_loop(), None)
+            if session is not None:
+                await session.close()
+            return out
         got = asyncio.run(go())
         self.assertEqual([g["score"] for g in got], [float(i % 2) for i in range(64)])
         self.assertEqual(set(got[0]), KEYS)

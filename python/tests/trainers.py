@@ -54,8 +54,19 @@ class OpenRLHFRewardFailed(Exception):
 
 async def openrlhf_fetch_reward(url, query, prompt, label, tries=5, sleep=1.0):
     """One sample's reward call: the answer dict, or OpenRLHFRewardFailed
-    after `tries` failures (OpenRLHF then leaves the reward None)."""
-    payload = {"query": [query], "prompts": [prompt], "labels": [label]}
+    after `tries` failures (OpenRLHF then leaves the reward None). url may
+    be a list (--reward.remote_url a,b): OpenRLHF shards the one-sample
+    list over them, so the first gets the sample and the others an empty
+    request each, and only the first answer is used."""
+    urls = [url] if isinstance(url, str) else list(url)
+    per = (1 + len(urls) - 1) // len(urls)
+    shards = [{"query": [query][i * per:(i + 1) * per], "prompts": [prompt][i * per:(i + 1) * per],
+               "labels": [label][i * per:(i + 1) * per]} for i in range(len(urls))]
+    answers = await asyncio.gather(*(_openrlhf_post(u, p, tries, sleep) for u, p in zip(urls, shards)))
+    return answers[0]
+
+
+async def _openrlhf_post(url, payload, tries, sleep):
     last = None
     for _ in range(tries):
         try:
