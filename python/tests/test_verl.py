@@ -144,10 +144,33 @@ class VerlTest(unittest.TestCase):
         self.naive_call(fn, "\\boxed{1}", "1")  # connections now open in this thread
         for dumps, loads in self.picklers():
             with self.subTest(pickler=dumps.__module__):
-                again = loads(dumps(functools.partial(fn, url=self.srv.url)))
+                # what get_custom_reward_fn hands to the managers
+                wrapped = functools.partial(trainers.verl_call_with_kwargs, fn, {"url": self.srv.url})
+                again = loads(dumps(wrapped))
                 self.assertEqual(self.naive_call(again, "\\boxed{2}", "2")["score"], 1.0)
                 batch = loads(dumps(load("compute_score_batch")))
                 self.assertEqual(batch(["d"], ["\\boxed{2}"], ["2"])[0]["score"], 1.0)
+
+    def test_cloudpickle_async_function_after_use(self):
+        try:
+            import cloudpickle
+        except ImportError:
+            self.skipTest("cloudpickle is not installed (apt-get install python3-cloudpickle)")
+        fn = load("compute_score_async")
+
+        async def go(f):
+            return await f(data_source="d", solution_str="\\boxed{3}", ground_truth="3", extra_info={})
+        loop = asyncio.new_event_loop()
+        try:
+            self.assertEqual(loop.run_until_complete(go(fn))["score"], 1.0)  # a session now exists
+            again = cloudpickle.loads(cloudpickle.dumps(fn))
+            self.assertEqual(loop.run_until_complete(go(again))["score"], 1.0)
+            for f in (fn, again):
+                s = f.__globals__["_STATE"].sessions.pop(loop, None)
+                if s is not None:
+                    loop.run_until_complete(s.close())
+        finally:
+            loop.close()
 
     def picklers(self):
         out = [(pickle.dumps, pickle.loads)]

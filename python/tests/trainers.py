@@ -185,6 +185,13 @@ def verl_load(path, name, module_name=None):
     return getattr(module, name)
 
 
+def verl_call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
+    """verl's wrapper around a custom reward function (get_custom_reward_fn
+    returns functools.partial(this, raw_fn, reward_kwargs)): reward_kwargs
+    win over the call's keywords."""
+    return raw_fn(*args, **{**kwargs, **extra_kwargs})
+
+
 def timed(fn, *args, **kwargs):
     t = time.monotonic()
     out = fn(*args, **kwargs)
