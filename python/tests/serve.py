@@ -18,7 +18,8 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYROOT = os.path.dirname(HERE)  # python/
 REPO = os.path.dirname(PYROOT)
-VERL_FILE = os.path.join(PYROOT, "rlpost", "verl_reward.py")
+# The verl file of the rlpost that tests import: the installed one in CI.
+VERL_FILE = os.path.join(os.path.dirname(os.path.abspath(__import__("rlpost").__file__)), "verl_reward.py")
 TOKEN = "py-test-token-0123456789abcdef"
 
 _bin = None
