@@ -85,8 +85,16 @@ class BackendTest(unittest.TestCase):
     def test_verl_file_imports_nothing_beside_it(self):
         # The verl file is loaded alone: it may import the standard library
         # (and aiohttp, optionally) only.
+        self.assertEqual(self.outside_imports(serve.VERL_FILE), ["aiohttp"])
+
+    def test_client_file_imports_nothing_beside_it(self):
+        # client.py also works as a single file (examples/serve/rlpost_client.py links to it).
+        self.assertEqual(self.outside_imports(os.path.join(os.path.dirname(serve.VERL_FILE), "client.py")),
+                         ["aiohttp"])
+
+    def outside_imports(self, path):
         import ast
-        with open(serve.VERL_FILE) as f:
+        with open(path) as f:
             tree = ast.parse(f.read())
         mods = set()
         for node in ast.walk(tree):
@@ -98,7 +106,7 @@ class BackendTest(unittest.TestCase):
         stdlib = getattr(sys, "stdlib_module_names", None)
         if stdlib is None:
             self.skipTest("sys.stdlib_module_names needs Python 3.10")
-        self.assertEqual(sorted(m for m in mods if m not in stdlib), ["aiohttp"])
+        return sorted(m for m in mods if m not in stdlib)
 
 
 class LabelTest(unittest.TestCase):

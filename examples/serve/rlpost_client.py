@@ -1,0 +1,1 @@
+../../python/rlpost/client.py

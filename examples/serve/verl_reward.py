@@ -1,0 +1,1 @@
+../../python/rlpost/verl_reward.py
