@@ -76,12 +76,13 @@ def main(binary):
         out = c.openrlhf(query=[p + r for p, r in zip(prompts, responses)], prompts=prompts,
                          labels=["4", '{"verifier": "choice", "gold": "B"}'])
         check(out["rewards"] == [1, 0] and out["scores"] == [1, 0], "/openrlhf: rewards and scores")
+        check(all(type(x) is float for x in out["rewards"] + out["scores"]), "/openrlhf: rewards are JSON floats")
         check(sorted(out["extra_logs"]) == ["correct", "error", "timeout"], "/openrlhf: extra_logs keys")
-        try:
-            c.openrlhf(query=["abc"], prompts=["xyz"], labels=["1"])
-            check(False, "/openrlhf: prompt not a prefix is a 400")
-        except ServeError as e:
-            check(e.status == 400 and "not a prefix" in e.message, "/openrlhf: prompt not a prefix is a 400")
+        out = c.openrlhf(query=["truncated prompt. \\boxed{1}"], prompts=["A long, truncated prompt. "], labels=["1"])
+        check(out["rewards"] == [1.0], "/openrlhf: a prompt that is not a prefix: the whole query is scored")
+        out = c.openrlhf(query=["x"], labels=[True])
+        check(out["rewards"] == [0.0] and out["extra_logs"]["error"] == [1.0] and out["reasons"][0].startswith("bad_label: "),
+              "/openrlhf: a bad label scores 0.0 with its reason, not a 400")
 
         check(c.slime(response="The answer is \\boxed{42}.", label="42") == 1, "/slime: bare number")
         d = c.slime(response="\\boxed{41}", label=42, detail=True)
@@ -112,7 +113,8 @@ def main(binary):
 
         req = urllib.request.Request(url + "/metrics", headers={"Authorization": "Bearer " + TOKEN})
         text = urllib.request.urlopen(req, timeout=30).read().decode()
-        check('rlpost_serve_items_total{endpoint="openrlhf",verifier="math"} 1' in text, "/metrics counts items")
+        check('rlpost_serve_items_total{endpoint="openrlhf",verifier="math"} 3' in text, "/metrics counts items")
+        check('rlpost_serve_item_error_reasons_total{endpoint="openrlhf",reason="bad_label"} 1' in text, "/metrics counts item errors by reason")
     finally:
         code = stop(proc)
         err = proc.stderr.read()
