@@ -46,6 +46,9 @@ const firstCharge = 64 << 10
 // isJSON reports whether a Content-Type is application/json (parameters
 // such as charset allowed).
 func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // the common case, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
 }

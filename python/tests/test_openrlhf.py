@@ -8,6 +8,7 @@ import json
 import math
 import tempfile
 import unittest
+import urllib.request
 
 import serve
 import trainers
@@ -54,7 +55,6 @@ class OpenRLHFTest(unittest.TestCase):
     def test_wire_numbers_are_json_floats(self):
         # What torch sees is what json.loads made of the text: "1.0" -> float,
         # "1" -> int. Check the text itself.
-        import urllib.request
         body = json.dumps({"query": ["p\\boxed{1}", "p\\boxed{2}"], "prompts": ["p", "p"], "labels": ["1", "1"]})
         req = urllib.request.Request(self.url, data=body.encode(), headers={"Content-Type": "application/json"})
         text = urllib.request.urlopen(req, timeout=30).read().decode()
@@ -85,8 +85,12 @@ class OpenRLHFTest(unittest.TestCase):
                 ans = self.fetch("p<answer>B</answer>", "p", lab)  # tries=1: a 400 would raise
                 self.assertEqual(ans["rewards"], [0.0])
                 self.assertEqual(ans["extra_logs"]["error"], [1.0])
-                if "reasons" in ans:
-                    self.assertTrue(ans["reasons"][0], json.dumps(ans))
+                kind = "unknown_verifier" if what == "unknown verifier" else "bad_label"
+                self.assertTrue(ans["reasons"][0].startswith(kind + ": "), json.dumps(ans))
+        # counted by reason
+        text = urllib.request.urlopen(self.srv.url + "/metrics", timeout=30).read().decode()
+        self.assertRegex(text, r'rlpost_serve_item_error_reasons_total\{endpoint="openrlhf",reason="bad_label"\} [2-9]')
+        self.assertRegex(text, r'rlpost_serve_item_error_reasons_total\{endpoint="openrlhf",reason="unknown_verifier"\} [1-9]')
 
     @unittest.skipUnless(trainers.torch is not None, "torch is not installed")
     def test_group_estimators_on_the_answers(self):
