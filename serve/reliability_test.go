@@ -183,6 +183,7 @@ func TestSlowBodiesNeitherStarveOthersNorStay(t *testing.T) {
 	took := time.Since(start)
 	assert.Equal(t, http.StatusOK, code, resp)
 	assert.Less(t, took, time.Second, "a legitimate request with four slow bodies connected")
+	t.Logf("legitimate /slime answered in %v with four slow bodies connected", took.Round(time.Microsecond))
 	s.budget.mu.Lock()
 	held := s.cfg.MaxInflight - s.budget.free
 	s.budget.mu.Unlock()
