@@ -21,8 +21,8 @@ call:
   content is scored (a content given as parts, [{"type": "text", "text":
   …}], is joined).
 - gold: the dataset column named by ``gold_key`` (make_reward_func), or by
-  default the first of "answer", "solution", "ground_truth" that the
-  dataset has; a value that is not a string is sent as its JSON text. A
+  default the first of "answer", "solution", "ground_truth", "gold",
+  "label", "reference" that the dataset has; a value that is not a string is sent as its JSON text. A
   dataset with none of them is a ValueError naming the columns it has.
 - verifier: the "verifier" column when the dataset has one, else
   ``default_verifier`` (default RLPOST_VERIFIER, else "math"); a "verifier_params"
@@ -49,7 +49,7 @@ from .client import AsyncClient, Client
 __all__ = ["async_reward_func", "make_reward_func", "reward_func"]
 
 _LOG = logging.getLogger("rlpost.trl")
-GOLD_KEYS = ("answer", "solution", "ground_truth")
+GOLD_KEYS = ("answer", "solution", "ground_truth", "gold", "label", "reference")
 
 
 def completion_text(completion):

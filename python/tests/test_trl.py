@@ -132,9 +132,17 @@ class TRLTest(unittest.TestCase):
 
     def test_missing_gold_column_is_a_clear_error(self):
         with self.assertRaisesRegex(ValueError, "gold_key"):
-            self.call(trl.reward_func, [{"prompt": "p", "label": "1"}], ["p"], ["x"], [[1]])
-        with self.assertRaisesRegex(ValueError, "'label'"):
-            self.call(trl.make_reward_func(gold_key="label"), [{"prompt": "p", "answer": "1"}], ["p"], ["x"], [[1]])
+            self.call(trl.reward_func, [{"prompt": "p", "target": "1"}], ["p"], ["x"], [[1]])
+        with self.assertRaisesRegex(ValueError, "'target'"):
+            self.call(trl.make_reward_func(gold_key="target"), [{"prompt": "p", "answer": "1"}], ["p"], ["x"], [[1]])
+
+    def test_every_default_gold_column_and_its_order(self):
+        for i, key in enumerate(trl.GOLD_KEYS):
+            with self.subTest(column=key):
+                # this column holds the right gold; every later default column a wrong one
+                row = {"prompt": "p", key: "5"}
+                row.update({k: "6" for k in trl.GOLD_KEYS[i + 1:]})
+                self.assertEqual(self.call(trl.reward_func, [row], ["p"], ["\\boxed{5}"], [[1]]), [1.0])
 
     def test_names_coroutine_flags_and_pickling(self):
         f, af = trl.make_reward_func(), trl.make_reward_func(asynchronous=True)
