@@ -11,6 +11,7 @@ import inspect
 import math
 import os
 import pickle
+import random
 import threading
 import unittest
 
@@ -63,6 +64,48 @@ class TRLCaller:
             t = torch.tensor(out, dtype=torch.float32)
             self.assertable = t
         return out
+
+
+class CompletionTextTest(unittest.TestCase):
+    """completion_text by category, on generated chats: whatever comes
+    before, the text scored is the last assistant message's, with its text
+    parts joined and its other parts dropped."""
+
+    def test_generated_chats(self):
+        rnd = random.Random(27)
+        words = ["\\boxed{1}", "<answer>B</answer>", "text", "", "\u00e9\U0001F600", "{\"a\": 1}"]
+
+        def content(text):
+            form = rnd.randrange(3)
+            if form == 0:
+                return text, text
+            parts, want = [], ""
+            for w in [text[:len(text) // 2], text[len(text) // 2:]]:
+                if rnd.random() < 0.5:
+                    parts.append({"type": "image", "image": None})
+                parts.append({"type": "text", "text": w})
+                want += w
+            return parts, want
+
+        for _ in range(500):
+            msgs, want = [], None
+            for _ in range(rnd.randrange(1, 6)):
+                role = rnd.choice(["assistant", "tool", "user", "system"])
+                c, text = content(rnd.choice(words) + rnd.choice(words))
+                msgs.append({"role": role, "content": c})
+                if role == "assistant":
+                    want = text
+            if want is None:
+                with self.assertRaises(ValueError):
+                    trl.completion_text(msgs)
+            else:
+                self.assertEqual(trl.completion_text(msgs), want, msgs)
+
+    def test_strings_are_themselves(self):
+        rnd = random.Random(28)
+        for _ in range(200):
+            s = "".join(chr(rnd.randrange(1, 0x2FFF)) for _ in range(rnd.randrange(0, 40)))
+            self.assertEqual(trl.completion_text(s), s)
 
 
 class TRLTest(unittest.TestCase):

@@ -95,6 +95,10 @@ class VerlTest(unittest.TestCase):
         self.assertEqual(set(r), KEYS)
         self.assertIn("no-such-verifier", r["reason"])
         self.assertIn("no-such-verifier", "".join(logs.output))
+        # rate-limited: a second one within 10 s is counted, not logged
+        with self.assertNoLogs("rlpost.verl", logging.WARNING):
+            r2 = self.naive_call(fn, "x", "B", {"verifier": "no-such-verifier"})
+        self.assertEqual(r2["error"], 1.0)
 
     def test_prime_positional_call(self):
         fn = load()
