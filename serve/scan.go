@@ -112,7 +112,7 @@ func checkShape(data []byte, lim shapeLimits) *shapeViolation {
 		}
 		if c == '{' || c == '[' {
 			if len(stack) == lim.depth {
-				return violation(data, stack, fmt.Sprintf("nested more than %d deep", lim.depth))
+				return violation(data, append(stack, shapeFrame{}), fmt.Sprintf("nested more than %d deep", lim.depth))
 			}
 			stack = append(stack, shapeFrame{array: c == '['})
 			expectKey = c == '{'
@@ -128,7 +128,8 @@ func (f *shapeFrame) noun() string {
 	return "members in one object"
 }
 
-// violation formats the path of the open containers: items[3].params.x.
+// violation formats the path of the open containers but the last, the one
+// over the limit: items[3].params.x.
 func violation(data []byte, stack []shapeFrame, limit string) *shapeViolation {
 	var b strings.Builder
 	for k := range stack {

@@ -10,12 +10,6 @@ import (
 	"github.com/rlpost/rlpost/internal/tool/verifyline"
 )
 
-// verifyBody is POST /verify's body: items in the form of `rlpost verify`'s
-// input lines.
-type verifyBody struct {
-	Items *[]json.RawMessage `json:"items"`
-}
-
 // verify answers POST /verify: {"results": [...]}, one entry per item in
 // order, each a verify result or, for an item that cannot be scored,
 // {"score": 0.0, "correct": false, "error": "items[i]: ...", "reason": kind}.

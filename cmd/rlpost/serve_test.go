@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
-	"syscall"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
