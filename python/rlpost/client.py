@@ -87,7 +87,8 @@ class _Options:
         self.host = parsed.hostname
         self.port = parsed.port
         self.base = parsed.path.rstrip("/")
-        netloc = parsed.hostname if parsed.port is None else "%s:%d" % (parsed.hostname, parsed.port)
+        host = "[%s]" % parsed.hostname if ":" in parsed.hostname else parsed.hostname  # IPv6
+        netloc = host if parsed.port is None else "%s:%d" % (host, parsed.port)
         self.url = "%s://%s%s" % (parsed.scheme, netloc, self.base)  # without credentials, for messages
         self.token = token
         self.timeout = timeout

@@ -283,7 +283,7 @@ async def compute_score_async(data_source, solution_str, ground_truth, extra_inf
         session = _STATE.sessions[loop] = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=cfg.timeout, sock_read=cfg.timeout))
     data = json.dumps({"items": [item]}).encode("utf-8")
-    url = "%s://%s%s%s/verify" % ("https" if cfg.https else "http", cfg.host,
+    url = "%s://%s%s%s/verify" % ("https" if cfg.https else "http", "[%s]" % cfg.host if ":" in cfg.host else cfg.host,
                                    "" if cfg.port is None else ":%d" % cfg.port, cfg.base)
     last = None
     for attempt in range(cfg.retries + 1):

@@ -185,6 +185,45 @@ class LiveTest(unittest.TestCase):
             return outs
 
 
+def have_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@unittest.skipUnless(have_ipv6_loopback(), "no IPv6 loopback here")
+class IPv6Test(unittest.TestCase):
+    def test_sync_async_and_verl_over_ipv6(self):
+        srv = serve.Server(addr="[::1]:0")
+        try:
+            self.assertTrue(srv.url.startswith("http://[::1]:"))
+            self.assertEqual(Client(srv.url).slime("\\boxed{1}", "1"), 1.0)
+
+            async def go():
+                async with AsyncClient(srv.url) as a:
+                    return await a.slime("\\boxed{1}", "1")
+            self.assertEqual(asyncio.run(go()), 1.0)
+            fn = serve_verl("compute_score_async")
+
+            async def verl():
+                r = await fn(data_source="d", solution_str="\\boxed{2}", ground_truth="2", extra_info={}, url=srv.url)
+                session = fn.__globals__["_STATE"].sessions.pop(asyncio.get_running_loop(), None)
+                if session is not None:
+                    await session.close()
+                return r
+            self.assertEqual(asyncio.run(verl())["score"], 1.0)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+
+def serve_verl(name):
+    import trainers
+    return trainers.verl_load(serve.VERL_FILE, name)
+
+
 class RetryTest(unittest.TestCase):
     def test_retries_transient_statuses_then_succeeds(self):
         s = Stub([(503, {"error": "shutting down"}), (502, {"error": "no backend"}),
@@ -278,6 +317,11 @@ class RetryTest(unittest.TestCase):
                 Client(s.url).verify([{}])
         finally:
             s.close()
+
+    def test_ipv6_url(self):
+        c = Client("http://rlpost:secret-token-0123456789@[::1]:8700/prefix")
+        self.assertEqual(c.url, "http://[::1]:8700/prefix")
+        self.assertEqual(c._o.token, "secret-token-0123456789")
 
     def test_arguments_are_checked(self):
         for kw in ({"url": "ftp://x"}, {"timeout": 0}, {"retries": -1}, {"retries": 1.5}, {"backoff": -1}):
