@@ -4,9 +4,10 @@ Give verl this file's path (it is installed with the package; print it with
 ``python -m rlpost verl-path``) or ``pkg://rlpost.verl_reward``:
 
     custom_reward_function.path=/…/site-packages/rlpost/verl_reward.py
-    custom_reward_function.name=compute_score        # any reward manager
-    # or name=compute_score_async                      # reward loop: naive, dapo (not remote)
-    # or name=compute_score_batch                      # legacy reward_model.reward_manager=batch
+    custom_reward_function.name=compute_score   # reward loop naive/dapo/remote; legacy naive/dapo
+    # or name=compute_score_async               # reward loop naive/dapo (remote refuses coroutines)
+    # or name=compute_score_batch               # legacy reward_model.reward_manager=batch
+    # or name=compute_score_float               # legacy prime (it wants a number)
 
 verl loads the file with importlib's spec_from_file_location under a name
 of its own, without changing sys.path, in whatever folder the trainer runs.
@@ -33,23 +34,23 @@ them, choose its verifier and parameters. The ground truth is sent as the
 item's gold: a string as it is, anything else (a number, a list, a numpy
 value) as its JSON text.
 
-Each function returns verl's dict form, with the same keys for every sample
-(verl requires it): "score" (the reward), "acc" (1.0 when correct; verl's
-validation reports it as the core metric), "timeout" and "error" (1.0 or
-0.0), and "reason" (the service's text, "" when there is none). A sample
-the service could not score (an unknown verifier, a reference the verifier
-rejects) gets score 0.0, error 1.0 and the reason, and a WARNING on the
-"rlpost.verl" logger (at most one line per 10 s, with a count), so that one
-bad row does not stop the run. A transport failure after every retry
-raises.
+Each function but compute_score_float returns verl's dict form, with the
+same keys for every sample (verl requires it): "score" (the reward),
+"acc" (1.0 when correct; verl's validation reports it as the core
+metric), "timeout" and "error" (1.0 or 0.0), and "reason" (the service's
+text, "" when there is none). A sample the service could not score (an
+unknown verifier, a reference the verifier rejects) gets score 0.0, error
+1.0 and the reason, and a WARNING on the "rlpost.verl" logger (at most one
+line per 10 s, with a count), so that one bad row does not stop the run.
+A transport failure after every retry raises.
 
 Pickling: verl's remote reward manager sends the function to Ray workers
 with cloudpickle, and the legacy prime manager to processes with pickle.
-compute_score and compute_score_batch pickle as "load this file by path and
-take the function" (the file must exist at the same absolute path where
-they are unpickled, as verl's own loader needs); no connection, lock or
-thread-local travels, and each process opens its own connections on first
-use.
+compute_score, compute_score_batch and compute_score_float pickle as
+"load this file by path and take the function" (the file must exist at
+the same absolute path where they are unpickled, as verl's own loader
+needs); no connection, lock or thread-local travels, and each process
+opens its own connections on first use.
 """
 
 import asyncio
@@ -66,7 +67,7 @@ import time
 import urllib.parse
 import weakref
 
-__all__ = ["compute_score", "compute_score_async", "compute_score_batch"]
+__all__ = ["compute_score", "compute_score_async", "compute_score_batch", "compute_score_float"]
 
 _LOG = logging.getLogger("rlpost.verl")
 _FILE = os.path.abspath(__file__)
@@ -260,8 +261,15 @@ def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=
     return [_to_verl(r) for r in _verify(cfg, items)] if items else []
 
 
+def compute_score_float(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """compute_score's reward alone, a float, for the legacy prime manager,
+    which reads a number (or a sequence's first item) and not a dict."""
+    return compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs)["score"]
+
+
 compute_score = _Exported(compute_score)
 compute_score_batch = _Exported(compute_score_batch)
+compute_score_float = _Exported(compute_score_float)
 
 
 async def compute_score_async(data_source, solution_str, ground_truth, extra_info=None, **kwargs):

@@ -100,10 +100,21 @@ class VerlTest(unittest.TestCase):
             r2 = self.naive_call(fn, "x", "B", {"verifier": "no-such-verifier"})
         self.assertEqual(r2["error"], 1.0)
 
-    def test_prime_positional_call(self):
-        fn = load()
-        # evaluation_func(task, completion, reference, task_extra_info)
-        self.assertEqual(fn("math", "\\boxed{3}", "3", None)["score"], 1.0)
+    def test_prime_manager_process_pool(self):
+        # The legacy prime manager submits evaluation_func(task, completion,
+        # reference, task_extra_info) to a ProcessPoolExecutor (pickle) and
+        # reads a number. Both start methods: fork, and spawn (a fresh
+        # interpreter that has never loaded the file).
+        import multiprocessing
+        fn = load("compute_score_float")
+        self.assertIs(type(fn("math", "\\boxed{3}", "3", None)), float)
+        for method in ("fork", "spawn"):
+            with self.subTest(start_method=method):
+                ctx = multiprocessing.get_context(method)
+                with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as ex:
+                    futs = [ex.submit(fn, "math", "\\boxed{%d}" % (i % 3), "1", {"index": i}) for i in range(12)]
+                    got = [f.result(timeout=60) for f in futs]
+                self.assertEqual(got, [1.0 if i % 3 == 1 else 0.0 for i in range(12)])
 
     def test_batch_manager(self):
         fn = load("compute_score_batch")
