@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/rlpost/rlpost/tensor"
@@ -36,12 +37,39 @@ type Config struct {
 	// MaxItems bounds the items of one /verify or /openrlhf request; more
 	// are answered 413. Default 65536.
 	MaxItems int
-	// MaxInflight bounds the body bytes of all requests being decoded or
-	// scored at once (a request without a Content-Length counts as
-	// MaxBody). Requests over it wait for earlier ones to finish, so memory
-	// stays near 5·MaxInflight (measured peak RSS) whatever the clients send. Must be at least
-	// MaxBody. Default 4·MaxBody.
+	// MaxInflight bounds the body bytes of all requests being read,
+	// decoded or scored at once. A body is charged as it arrives (64 KiB
+	// first, then the rest of its Content-Length, or doubling when it has
+	// none), so a client that announces a large body and stalls holds
+	// 64 KiB, not its announced size. Requests over it wait for earlier
+	// ones to finish. A body is checked for its item count and nesting
+	// before it is decoded, and decoded in place, so the heap stays under
+	// 2·MaxInflight whatever the clients send (BENCHMARKS.md). Must be at
+	// least MaxBody. Default 4·MaxBody.
 	MaxInflight int64
+	// MaxClientInflight is one client's share of MaxInflight: the body
+	// bytes held by the requests of one remote IP address; more wait,
+	// without holding back other clients. Clients behind one proxy, or
+	// all on loopback, are one client. 0 means MaxInflight − MaxBody, but
+	// at least MaxBody (3·MaxBody with the other defaults); otherwise it
+	// must lie in [MaxBody, MaxInflight]. Default 0.
+	MaxClientInflight int64
+	// MinBodyRate and BodyGrace cut slow bodies: after BodyGrace, a body
+	// must have arrived at MinBodyRate bytes per second on average, or the
+	// request is answered 408, its connection closed and its budget
+	// returned (counted as reason "slow_body"). Defaults 64 KiB/s and
+	// 10 s. ReadTimeout bounds the whole body in any case.
+	MinBodyRate int64
+	BodyGrace   time.Duration
+	// AllowedHosts are the Host names, besides loopback names and the
+	// address a connection arrived on, that requests may carry (a name
+	// clients or a load balancer use); "*" allows any Host. Other Hosts
+	// are answered 403 (a DNS-rebinding page sends its own name). Default
+	// none.
+	AllowedHosts []string
+	// Caps are the ceilings on the limits a request may raise through
+	// params. Default DefaultCaps().
+	Caps Caps
 	// Verifier is the registry name /openrlhf and /slime use for items
 	// whose label does not name one. Default "math".
 	Verifier string
@@ -65,6 +93,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// clientShare is MaxClientInflight with its zero value resolved.
+func (c *Config) clientShare() int64 {
+	if c.MaxClientInflight != 0 {
+		return c.MaxClientInflight
+	}
+	return max(c.MaxBody, c.MaxInflight-c.MaxBody)
+}
+
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	const maxBody = 32 << 20
@@ -74,6 +110,9 @@ func DefaultConfig() Config {
 		MaxBody:           maxBody,
 		MaxItems:          1 << 16,
 		MaxInflight:       4 * maxBody,
+		MinBodyRate:       64 << 10,
+		BodyGrace:         10 * time.Second,
+		Caps:              DefaultCaps(),
 		Verifier:          "math",
 		Registry:          verifiers.Default,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -102,6 +141,12 @@ func (c *Config) validate() error {
 		return configErr("MaxItems", "%d, want ≥ 1", c.MaxItems)
 	case c.MaxInflight < c.MaxBody:
 		return configErr("MaxInflight", "%d, want ≥ MaxBody (%d)", c.MaxInflight, c.MaxBody)
+	case c.MaxClientInflight != 0 && (c.MaxClientInflight < c.MaxBody || c.MaxClientInflight > c.MaxInflight):
+		return configErr("MaxClientInflight", "%d, want in [MaxBody, MaxInflight] = [%d, %d]", c.MaxClientInflight, c.MaxBody, c.MaxInflight)
+	case c.MinBodyRate <= 0:
+		return configErr("MinBodyRate", "%d, want > 0", c.MinBodyRate)
+	case c.BodyGrace <= 0:
+		return configErr("BodyGrace", "%v, want > 0", c.BodyGrace)
 	case c.Registry == nil:
 		return configErr("Registry", "nil")
 	case c.Token != "" && len(c.Token) < MinTokenLen:
@@ -111,6 +156,14 @@ func (c *Config) validate() error {
 			c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout)
 	case c.ShutdownTimeout <= 0:
 		return configErr("ShutdownTimeout", "%v, want > 0", c.ShutdownTimeout)
+	}
+	for i, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			return configErr(fmt.Sprintf("AllowedHosts[%d]", i), "%q, want a host name, an address or \"*\"", h)
+		}
+	}
+	if err := c.Caps.validate(); err != nil {
+		return err
 	}
 	if _, err := c.Registry.Factory(c.Verifier); err != nil {
 		return fmt.Errorf("serve: %w: Config.Verifier: %w", ErrConfig, err)

@@ -36,8 +36,8 @@ func ExampleNew() {
 	fmt.Println(post("/slime", `{"prompt": "Q: 2+2?", "response": "\\boxed{5}", "label": "4"}`))
 	fmt.Println(post("/slime", `{"response": 5}`))
 	// Output:
-	// 200 OK {"results":[{"score":1,"correct":true},{"score":0,"correct":false}]}
-	// 200 OK {"rewards":[1],"scores":[1],"extra_logs":{"correct":[1],"timeout":[0],"error":[0]}}
-	// 200 OK 0
+	// 200 OK {"results":[{"score":1.0,"correct":true},{"score":0.0,"correct":false}]}
+	// 200 OK {"rewards":[1.0],"scores":[1.0],"extra_logs":{"correct":[1.0],"timeout":[0.0],"error":[0.0]},"reasons":[null]}
+	// 200 OK 0.0
 	// 400 Bad Request {"error":"body: field \"response\" is number, want string"}
 }

@@ -38,11 +38,12 @@ func FuzzEndpoints(f *testing.F) {
 	paths := []string{"/verify", "/openrlhf", "/slime?detail=1"}
 	f.Fuzz(func(t *testing.T, ep uint8, body []byte) {
 		path := paths[int(ep)%len(paths)]
-		req, err := http.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(string(body)))
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader(string(body)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
 		rec := newRecorder()
 		s.ServeHTTP(rec, req)
 		out := rec.body.String()
@@ -54,6 +55,9 @@ func FuzzEndpoints(f *testing.F) {
 			var v map[string]any
 			if err := json.Unmarshal([]byte(out), &v); err != nil {
 				t.Fatalf("%s %q: 200 with %q", path, body, out)
+			}
+			if n := nonFloat(out); n != "" {
+				t.Fatalf("%s %q: 200 with the integer %s in %q", path, body, n, out)
 			}
 		case rec.code >= 400 && rec.code < 500:
 			var e struct{ Error string }

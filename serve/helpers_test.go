@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,3 +157,35 @@ func metricValue(t *testing.T, url, series string) float64 {
 	}
 	return -1
 }
+
+// slimeDetail is the ?detail=1 answer of /slime.
+type slimeDetail struct {
+	Reward   float64 `json:"reward"`
+	Correct  bool    `json:"correct"`
+	Timeout  bool    `json:"timeout"`
+	Verifier string  `json:"verifier"`
+	Parsed   string  `json:"parsed,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's writes and a test's
+// reads at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

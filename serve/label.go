@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/rlpost/rlpost/verifiers"
 )
@@ -45,7 +44,7 @@ func (s *Server) resolveLabel(raw json.RawMessage) (call, error) {
 	case raw[0] == '"':
 		var str string
 		if err := json.Unmarshal(raw, &str); err != nil {
-			return c, err
+			return c, &itemError{kind: ReasonBadLabel, err: err}
 		}
 		if t := bytes.TrimSpace([]byte(str)); len(t) > 0 && t[0] == '{' && namesVerifier(t) {
 			return s.readSpec(t)
@@ -58,12 +57,15 @@ func (s *Server) resolveLabel(raw json.RawMessage) (call, error) {
 		c.gold = string(raw)
 		return c, nil
 	}
-	return c, fmt.Errorf("a %s, want a string, a number, an array, an object or null", jsonKind(raw[0]))
+	return c, itemErr(ReasonBadLabel, "a %s, want a string, a number, an array, an object or null", jsonKind(raw[0]))
 }
 
 // namesVerifier reports whether text is a JSON object with a "verifier"
 // key. A gold that merely looks like JSON stays a gold.
 func namesVerifier(text []byte) bool {
+	if checkShape(text, itemShape) != nil {
+		return true // readSpec reports it
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(text, &m) != nil {
 		return false
@@ -73,11 +75,14 @@ func namesVerifier(text []byte) bool {
 }
 
 func (s *Server) readSpec(text []byte) (call, error) {
+	if v := checkShape(text, itemShape); v != nil {
+		return call{}, itemErr(ReasonTooLarge, "label object: %v", v)
+	}
 	var spec labelSpec
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return call{}, fmt.Errorf("label object: %v", err)
+		return call{}, itemErr(ReasonBadLabel, "label object: %v", err)
 	}
 	c := call{verifier: s.cfg.Verifier, params: spec.Params}
 	if spec.Verifier != "" {
@@ -92,7 +97,7 @@ func (s *Server) readSpec(text []byte) (call, error) {
 		case string(g) == "null":
 		case len(g) > 0 && g[0] == '"':
 			if err := json.Unmarshal(g, &c.gold); err != nil {
-				return call{}, fmt.Errorf("label object: gold: %v", err)
+				return call{}, itemErr(ReasonBadLabel, "label object: gold: %v", err)
 			}
 		default:
 			c.gold = string(g)

@@ -206,7 +206,7 @@ func TestGracefulShutdown(t *testing.T) {
 	close(release)
 	a := <-inFlight
 	assert.Equal(t, http.StatusOK, a.code, "in-flight request, want 200 and 1")
-	assert.Equal(t, "1", a.body, "in-flight request, want 200 and 1")
+	assert.Equal(t, "1.0", a.body, "in-flight request, want 200 and 1.0")
 	assert.NoError(t, <-stopped, "Serve")
 	must(t, s.Close())
 	// A closed Server refuses work rather than hanging.

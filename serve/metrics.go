@@ -20,6 +20,8 @@ type metrics struct {
 	items            *prometheus.CounterVec   // endpoint, verifier
 	itemTimeouts     *prometheus.CounterVec   // endpoint, verifier
 	itemErrors       *prometheus.CounterVec   // endpoint, verifier
+	itemReasons      *prometheus.CounterVec   // endpoint, reason
+	refusals         *prometheus.CounterVec   // reason
 	itemSeconds      *prometheus.HistogramVec // verifier
 	itemsInFlight    prometheus.Gauge
 	workers          prometheus.Gauge
@@ -53,6 +55,14 @@ func newMetrics() *metrics {
 			Name: "rlpost_serve_item_errors_total",
 			Help: "Items that could not be scored (malformed item, rejected reference or parameter, verifier panic), by endpoint and verifier.",
 		}, []string{"endpoint", "verifier"}),
+		itemReasons: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rlpost_serve_item_error_reasons_total",
+			Help: "Items that could not be scored and scored 0.0, by endpoint and reason kind (bad_item, bad_label, unknown_verifier, param_over_cap, bad_params, bad_reference, too_large, panic, verifier_error).",
+		}, []string{"endpoint", "reason"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rlpost_serve_refusals_total",
+			Help: "Requests refused as a whole, by reason kind (bad_json, body_too_large, slow_body, busy, content_type, host, origin, unauthorized, method, shutting_down, client_canceled).",
+		}, []string{"reason"}),
 		itemSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rlpost_serve_item_duration_seconds",
 			Help:    "Time a worker spent in one verifier call, by verifier.",
@@ -68,7 +78,7 @@ func newMetrics() *metrics {
 		}),
 	}
 	m.reg.MustRegister(m.requests, m.requestSeconds, m.requestsInFlight, m.items, m.itemTimeouts,
-		m.itemErrors, m.itemSeconds, m.itemsInFlight, m.workers,
+		m.itemErrors, m.itemReasons, m.refusals, m.itemSeconds, m.itemsInFlight, m.workers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

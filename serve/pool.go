@@ -69,6 +69,16 @@ func (b *batch) answer(i int, o outcome) {
 	b.pending.Done()
 }
 
+// itemShape bounds one item's JSON (a /verify item, a label object)
+// before it is decoded: its params are at most verifiers.MaxParams keys of
+// scalars or arrays of at most verifiers.MaxParamItems scalars, so
+// anything larger or deeper is refused unread.
+var itemShape = shapeLimits{
+	items:  max(verifiers.MaxParams, verifiers.MaxParamItems),
+	depth:  4,
+	values: verifiers.MaxParams*(verifiers.MaxParamItems+1) + 16,
+}
+
 // job is one item of one batch in the queue.
 type job struct {
 	b *batch
@@ -83,6 +93,9 @@ var errCancelled = errors.New("request cancelled")
 // behind a whole large batch.
 func (b *batch) run() {
 	for i := range b.items {
+		if b.state[i].Load() {
+			continue // failed before scoring (a bad label)
+		}
 		select {
 		case b.s.jobs <- job{b, i}:
 		case <-b.ctx.Done():
@@ -118,13 +131,21 @@ func (s *Server) score(b *batch, i int, hist map[string]prometheus.Observer) {
 	}
 	it := &b.items[i]
 	if it.raw != nil {
+		if v := checkShape(it.raw, itemShape); v != nil {
+			b.answer(i, outcome{err: itemErr(ReasonTooLarge, "item: %v", v)})
+			return
+		}
 		req, err := verifyline.Parse(it.raw)
 		if err != nil {
-			b.answer(i, outcome{err: err})
+			b.answer(i, outcome{err: &itemError{kind: ReasonBadItem, err: err}})
 			return
 		}
 		it.verifier, it.pred, it.gold, it.params = req.Verifier, *req.Pred, req.Gold, req.Params
 		it.raw = nil
+	}
+	if err := s.cfg.Caps.check(it.params); err != nil {
+		b.answer(i, outcome{err: err})
+		return
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, s.cfg.Timeout)
 	defer cancel()
@@ -171,8 +192,7 @@ func expired(reqCtx context.Context) outcome {
 func (s *Server) call(ctx context.Context, it *item) (res verifiers.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = verifiers.Result{}, fmt.Errorf("verifier %s panicked: %v", it.verifier, p)
-			s.log("verifier panicked", "verifier", it.verifier, "panic", fmt.Sprint(p))
+			res, err = verifiers.Result{}, itemErr(ReasonPanic, "verifier %s panicked: %v", it.verifier, p)
 		}
 	}()
 	return s.cfg.Registry.Verify(ctx, it.verifier, it.pred, it.gold, it.params)

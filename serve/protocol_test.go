@@ -41,20 +41,22 @@ func TestVerifyAnswersEveryItemInOrder(t *testing.T) {
 	var got verifyAnswer
 	decode(t, resp, &got)
 	want := []struct {
-		score float64
-		err   string // substring of the item's error; "" for a result
+		score       float64
+		err, reason string // substring of the item's error and its reason kind; "" for a result
 	}{
-		{1, ""}, {1, ""}, {0, `items[2]: verifiers: unknown verifier "nope"`}, {0, ""},
-		{0, `items[4]: request: missing "verifier"`}, {0, `unknown field "extra"`},
-		{0, "items[6]: request:"}, {0, `items[7]: request: missing "verifier"`},
-		{0, "items[8]: verifier panic panicked: boom"}, {1, ""},
+		{1, "", ""}, {1, "", ""}, {0, `items[2]: verifiers: unknown verifier "nope"`, ReasonUnknownVerifier}, {0, "", ""},
+		{0, `items[4]: request: missing "verifier"`, ReasonBadItem}, {0, `unknown field "extra"`, ReasonBadItem},
+		{0, "items[6]: request:", ReasonBadItem}, {0, `items[7]: request: missing "verifier"`, ReasonBadItem},
+		{0, "items[8]: verifier panic panicked: boom", ReasonPanic}, {1, "", ""},
 	}
 	require.Equal(t, len(want), len(got.Results), "results for items: %s", resp)
 	for i, w := range want {
 		r := got.Results[i]
 		if w.err != "" {
-			if r.Score != nil || !strings.Contains(r.Error, w.err) {
-				t.Errorf("item %d: got %+v, want an error containing %q", i, r, w.err)
+			// An item that cannot be scored scores 0.0, with its reason
+			// kind and the error.
+			if r.Score == nil || *r.Score != 0 || r.Correct == nil || *r.Correct || !strings.Contains(r.Error, w.err) || r.Reason != w.reason {
+				t.Errorf("item %d: got %+v, want score 0, reason %q and an error containing %q", i, r, w.reason, w.err)
 			}
 			continue
 		}
@@ -75,6 +77,7 @@ type openRLHFAnswer struct {
 	Rewards   []float64            `json:"rewards"`
 	Scores    []float64            `json:"scores"`
 	ExtraLogs map[string][]float64 `json:"extra_logs"`
+	Reasons   []*string            `json:"reasons"`
 }
 
 func TestOpenRLHFStripsPromptsAndReadsLabels(t *testing.T) {
@@ -107,13 +110,30 @@ func TestOpenRLHFStripsPromptsAndReadsLabels(t *testing.T) {
 	assert.Equal(t, float64(0), got.Rewards[0], "no labels %s", resp)
 	assert.Equal(t, float64(1), got.ExtraLogs["error"][0], "no labels %s", resp)
 
+	// One bad item scores 0.0 with its reason; the others are scored.
+	for _, c := range []struct{ label, reason, err string }{
+		{`"{\"verifier\": \"nope\"}"`, ReasonUnknownVerifier, `labels[0]: verifiers: unknown verifier "nope"`},
+		{`{"verifier": "nope"}`, ReasonUnknownVerifier, `labels[0]: verifiers: unknown verifier "nope"`},
+		{`"{\"verifier\": \"math\", \"glod\": \"1\"}"`, ReasonBadLabel, `labels[0]: label object: json: unknown field "glod"`},
+		{`true`, ReasonBadLabel, `labels[0]: a boolean`},
+		{`{"verifier": "math", "gold": "1", "params": {"max_factorial": 100000}}`, ReasonParamOverCap, `max_factorial`},
+	} {
+		body := `{"query": ["\\boxed{1}", "P <answer>B</answer>"], "prompts": ["", "P "], "labels": [` + c.label + `, {"verifier": "choice", "gold": "B"}]}`
+		code, resp := post(t, ts.URL+"/openrlhf", body)
+		require.Equal(t, http.StatusOK, code, "label %s: %s", c.label, resp)
+		var got openRLHFAnswer
+		decode(t, resp, &got)
+		assert.Equal(t, []float64{0, 1}, got.Rewards, "label %s: %s", c.label, resp)
+		assert.Equal(t, []float64{1, 0}, got.ExtraLogs["error"], "label %s: %s", c.label, resp)
+		require.Len(t, got.Reasons, 2, "label %s: %s", c.label, resp)
+		require.NotNil(t, got.Reasons[0], "label %s: %s", c.label, resp)
+		assert.True(t, strings.HasPrefix(*got.Reasons[0], c.reason+": "), "label %s: reason %q, want kind %s", c.label, *got.Reasons[0], c.reason)
+		assert.Contains(t, *got.Reasons[0], c.err, "label %s", c.label)
+		assert.Nil(t, got.Reasons[1], "label %s: %s", c.label, resp)
+	}
 	for _, c := range []struct{ body, err string }{
-		{`{"query": ["abc"], "prompts": ["abd"], "labels": ["1"]}`, "prompts[0] is not a prefix of query[0]"},
 		{`{"query": ["abc", "d"], "prompts": ["a"], "labels": ["1", "2"]}`, `1 "prompts" for 2 "query"`},
 		{`{"query": ["abc"], "labels": ["1", "2"]}`, `2 "labels" for 1 "query"`},
-		{`{"query": ["abc"], "labels": ["{\"verifier\": \"nope\"}"]}`, `labels[0]: verifiers: unknown verifier "nope"`},
-		{`{"query": ["abc"], "labels": ["{\"verifier\": \"math\", \"glod\": \"1\"}"]}`, `labels[0]: label object: json: unknown field "glod"`},
-		{`{"query": ["abc"], "labels": [true]}`, `labels[0]: a boolean`},
 		{`{"query": "abc"}`, `field "query" is string, want []string`},
 		{`{"query": [1]}`, `field "query" is number, want string`},
 		{`{"prompts": ["a"]}`, `missing "query"`},
@@ -144,10 +164,10 @@ func TestSlimeNumberAndDetail(t *testing.T) {
 	_, ts := newTest(t, nil)
 	code, resp := post(t, ts.URL+"/slime", `{"prompt": "What is 1+1?", "response": "It is \\boxed{2}.", "label": "2"}`)
 	assert.Equal(t, http.StatusOK, code, "plain, want the bare number 1")
-	assert.Equal(t, "1", resp, "plain, want the bare number 1")
+	assert.Equal(t, "1.0", resp, "plain, want the bare float 1.0")
 	code, resp = post(t, ts.URL+"/slime", `{"prompt": [{"role": "user", "content": "x"}], "response": "<answer>B</answer>", "label": {"verifier": "choice", "gold": "C"}}`)
 	assert.Equal(t, http.StatusOK, code, "chat prompt, object label, want 0")
-	assert.Equal(t, "0", resp, "chat prompt, object label, want 0")
+	assert.Equal(t, "0.0", resp, "chat prompt, object label, want 0.0")
 	var d slimeDetail
 	code, resp = post(t, ts.URL+"/slime?detail=1", `{"prompt": "p", "response": "It is \\boxed{2}.", "label": 2}`)
 	decode(t, resp, &d)
@@ -163,10 +183,20 @@ func TestSlimeNumberAndDetail(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, "panicking verifier %s", resp)
 	assert.Equal(t, float64(0), d.Reward, "panicking verifier %s", resp)
 	assert.Contains(t, d.Error, "panicked", "panicking verifier %s", resp)
+	assert.Equal(t, ReasonPanic, d.Reason, "panicking verifier %s", resp)
+	// A label naming an unknown verifier is an item error, not a 400.
+	code, resp = post(t, ts.URL+"/slime?detail=1", `{"response": "x", "label": {"verifier": "nope"}}`)
+	d = slimeDetail{}
+	decode(t, resp, &d)
+	assert.Equal(t, http.StatusOK, code, "unknown verifier %s", resp)
+	assert.Equal(t, ReasonUnknownVerifier, d.Reason, "unknown verifier %s", resp)
+	assert.Contains(t, d.Error, `unknown verifier "nope"`, "unknown verifier %s", resp)
+	code, resp = post(t, ts.URL+"/slime", `{"response": "x", "label": true}`)
+	assert.Equal(t, http.StatusOK, code, "boolean label %s", resp)
+	assert.Equal(t, "0.0", resp, "boolean label")
 	for _, c := range []struct{ url, body, err string }{
 		{"/slime", `{"prompt": "p", "label": "2"}`, `missing "response"`},
 		{"/slime", `{"prompt": "p", "response": ["x"], "label": "2"}`, `field "response" is array`},
-		{"/slime", `{"response": "x", "label": {"verifier": "nope"}}`, `unknown verifier "nope"`},
 		{"/slime?detail=yes", `{"response": "x"}`, `detail="yes"`},
 	} {
 		code, resp := post(t, ts.URL+c.url, c.body)

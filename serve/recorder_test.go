@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a minimal http.ResponseWriter for calling ServeHTTP directly.
@@ -20,7 +21,13 @@ func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 func mustRequest(t *testing.T, path, body string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://x"+path, strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1"+path, strings.NewReader(body))
 	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	return req
 }
+
+// SetReadDeadline and SetWriteDeadline let http.ResponseController's
+// deadlines succeed, as on a real connection.
+func (r *recorder) SetReadDeadline(time.Time) error  { return nil }
+func (r *recorder) SetWriteDeadline(time.Time) error { return nil }

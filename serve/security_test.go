@@ -36,7 +36,7 @@ func TestBearerToken(t *testing.T) {
 			t.Errorf("/metrics with %q: %d, want 401", h, code)
 		}
 	}
-	if code, resp := post(t, ts.URL+"/slime", body, "Authorization", "Bearer "+testToken); code != http.StatusOK || resp != "1" {
+	if code, resp := post(t, ts.URL+"/slime", body, "Authorization", "Bearer "+testToken); code != http.StatusOK || resp != "1.0" {
 		t.Errorf("right token: %d %s", code, resp)
 	}
 	if code, _ := get(t, ts.URL+"/healthz", "Authorization", "bearer "+testToken); code != http.StatusOK {
@@ -45,7 +45,7 @@ func TestBearerToken(t *testing.T) {
 	// The token as a URL's password, which the Python HTTP clients send as
 	// Basic auth.
 	withCreds := strings.Replace(ts.URL, "http://", "http://rlpost:"+testToken+"@", 1)
-	if code, resp := post(t, withCreds+"/slime", body); code != http.StatusOK || resp != "1" {
+	if code, resp := post(t, withCreds+"/slime", body); code != http.StatusOK || resp != "1.0" {
 		t.Errorf("token in the URL's credentials: %d %s", code, resp)
 	}
 }
@@ -86,18 +86,18 @@ func TestHostileBodies(t *testing.T) {
 		{"/verify", ``, 400, "empty"},
 		{"/verify", `{"items": [`, 400, "unexpected EOF"},
 		{"/verify", `{"items": [}`, 400, "invalid character"},
-		{"/verify", `[1, 2]`, 400, "want serve.verifyBody"},
-		{"/verify", `{"items": {}}`, 400, `field "items" is object`},
-		{"/verify", `{"items": "x"}`, 400, `field "items" is string`},
+		{"/verify", `[1, 2]`, 400, "is array, want an object"},
+		{"/verify", `{"items": {}}`, 400, `field "items": is object, want an array`},
+		{"/verify", `{"items": "x"}`, 400, `field "items": is string, want an array`},
 		{"/verify", `{}`, 400, `missing "items"`},
 		{"/verify", `{"items": []} {"items": []}`, 400, "data after"},
 		{"/verify", "\xff\xfe", 400, "invalid character"},
-		{"/verify", strings.Repeat("[", 4000), 400, ""},
+		{"/verify", strings.Repeat("[", 4000), 413, "nested more than 64 deep"},
 		{"/verify", big, 413, "the limit is 4096"},
-		{"/verify", nine, 413, "9 items; the limit is 8"},
+		{"/verify", nine, 413, "body: items: more than 8 elements in one array (-max-items)"},
 		{"/openrlhf", `{"query": ` + strings.Repeat(`["a"],`, 1) + `}`, 400, "invalid character"},
-		{"/openrlhf", `{"query": [` + strings.TrimSuffix(strings.Repeat(`"a",`, 9), ",") + `]}`, 413, "9 queries"},
-		{"/slime", `"just a string"`, 400, "want serve.slimeBody"},
+		{"/openrlhf", `{"query": [` + strings.TrimSuffix(strings.Repeat(`"a",`, 9), ",") + `]}`, 413, "body: query: more than 8 elements"},
+		{"/slime", `"just a string"`, 400, "body: is string, want an object"},
 		{"/slime", `{"response": null}`, 400, `missing "response"`},
 		{"/nowhere", `{}`, 404, `no endpoint "/nowhere"`},
 	} {
@@ -112,6 +112,7 @@ func TestHostileBodies(t *testing.T) {
 	// off at the limit, not read to its end.
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/verify", io.MultiReader(strings.NewReader(big), strings.NewReader(strings.Repeat(" ", 1<<20))))
 	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
@@ -123,7 +124,7 @@ func TestHostileBodies(t *testing.T) {
 		t.Errorf("GET /verify: %d, want 405", code)
 	}
 	// Still serving, nothing left in flight.
-	if code, body := post(t, ts.URL+"/slime", `{"response": "A", "label": {"verifier": "choice", "gold": "A"}}`); code != 200 || body != "1" {
+	if code, body := post(t, ts.URL+"/slime", `{"response": "A", "label": {"verifier": "choice", "gold": "A"}}`); code != 200 || body != "1.0" {
 		t.Errorf("after the hostile bodies: %d %s", code, body)
 	}
 	if v := metricValue(t, ts.URL, "rlpost_serve_items_in_flight"); v != 0 {
@@ -152,7 +153,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	must(t, err)
 	defer conn.Close()
-	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: x\r\n") // and nothing more
+	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n") // and nothing more
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	_, err = bufio.NewReader(conn).ReadString('\n')
@@ -174,13 +175,13 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	must(t, err)
 	defer conn.Close()
-	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"items\": [") // and nothing more
+	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"items\": [") // and nothing more
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	status, err := bufio.NewReader(conn).ReadString('\n')
 	assert.LessOrEqual(t, time.Since(start), 3*time.Second, "stalled body held the connection for")
-	if err == nil && !strings.Contains(status, "400") {
-		t.Errorf("stalled body answered %q, want a 400 or a closed connection", status)
+	if err == nil && !strings.Contains(status, "408") {
+		t.Errorf("stalled body answered %q, want a 408 or a closed connection", status)
 	}
 	assert.Equal(t, cfg.MaxInflight, s.budget.free, "budget after the request, want all back")
 }
@@ -199,7 +200,7 @@ func TestRefusedRequestDoesNotWaitForItsBody(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	must(t, err)
 	defer conn.Close()
-	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{") // no token, body stalls
+	fmt.Fprint(conn, "POST /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{") // no token, body stalls
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	start := time.Now()
 	status, err := bufio.NewReader(conn).ReadString('\n')

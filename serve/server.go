@@ -30,6 +30,10 @@ type Server struct {
 	jobs        chan job
 	workersDone sync.WaitGroup
 
+	warns        warnLimiter
+	allowedHosts map[string]struct{}
+	allowAnyHost bool
+
 	mu      sync.Mutex
 	closed  bool
 	active  sync.WaitGroup // requests past the closed check
@@ -44,7 +48,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		metrics: newMetrics(),
-		budget:  newBudget(cfg.MaxInflight),
+		budget:  newBudget(cfg.MaxInflight, cfg.clientShare()),
+		warns:   warnLimiter{burst: 10},
 		// A short queue, 16 items per worker: long enough that the
 		// workers rarely wait on a request's goroutine (12 % less
 		// overhead per item than one per worker, BenchmarkOverhead), short
@@ -53,6 +58,7 @@ func New(cfg Config) (*Server, error) {
 		// cancelled request drops them.
 		jobs: make(chan job, 16*cfg.Workers),
 	}
+	s.allowedHosts, s.allowAnyHost = allowedHostSet(cfg.AllowedHosts)
 	s.promh = promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	s.metrics.workers.Set(float64(cfg.Workers))
 	s.workersDone.Add(cfg.Workers)
@@ -124,21 +130,31 @@ func endpointOf(path string) string {
 	return epOther
 }
 
-// route answers the request and returns the status code it wrote.
+// route answers the request and returns the status code it wrote. The
+// checks run in this order: Host, Origin, token, method, Content-Type,
+// body size and rate, body shape; each refusal is counted by its reason
+// and logged.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
+	if !s.hostAllowed(r) {
+		return s.failUnread(w, r, &httpError{http.StatusForbidden, ReasonHost,
+			fmt.Sprintf("Host %q is not this server's; use 127.0.0.1 or localhost, or allow the name with -allow-host", truncate(r.Host, 100))})
+	}
+	if !originAllowed(r) {
+		return s.failUnread(w, r, &httpError{http.StatusForbidden, ReasonOrigin, "cross-origin request refused (Origin or Sec-Fetch-Site header from a web page)"})
+	}
 	if !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="rlpost"`)
-		return s.failUnread(w, r, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN, or TOKEN as the password of the URL (http://rlpost:TOKEN@host/...)")
+		return s.failUnread(w, r, &httpError{http.StatusUnauthorized, ReasonUnauthorized, "missing or wrong token: send Authorization: Bearer TOKEN, or TOKEN as the password of the URL (http://rlpost:TOKEN@host/...)"})
 	}
 	if !s.enter() {
-		return s.failUnread(w, r, http.StatusServiceUnavailable, "server is shutting down")
+		return s.failUnread(w, r, &httpError{http.StatusServiceUnavailable, ReasonShuttingDown, "server is shutting down"})
 	}
 	defer s.active.Done()
 	switch ep {
 	case epHealthz, epMetrics:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			return s.failUnread(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use GET")
+			return s.failUnread(w, r, &httpError{http.StatusMethodNotAllowed, ReasonMethod, r.Method + " " + r.URL.Path + "; use GET"})
 		}
 		if ep == epMetrics {
 			s.promh.ServeHTTP(w, r)
@@ -146,15 +162,20 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 		}
 		return s.reply(w, r, http.StatusOK, []byte(`{"status":"ok"}`))
 	case epOther:
-		return s.failUnread(w, r, http.StatusNotFound, fmt.Sprintf("no endpoint %q; have POST /verify, /openrlhf, /slime, GET /healthz, /metrics", r.URL.Path))
+		return s.failUnread(w, r, &httpError{http.StatusNotFound, ReasonMethod, fmt.Sprintf("no endpoint %q; have POST /verify, /openrlhf, /slime, GET /healthz, /metrics", truncate(r.URL.Path, 100))})
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		return s.failUnread(w, r, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+"; use POST with a JSON body")
+		return s.failUnread(w, r, &httpError{http.StatusMethodNotAllowed, ReasonMethod, r.Method + " " + r.URL.Path + "; use POST with a JSON body"})
+	}
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		w.Header().Set("Accept-Post", "application/json")
+		return s.failUnread(w, r, &httpError{http.StatusUnsupportedMediaType, ReasonContentType,
+			fmt.Sprintf("Content-Type %q; send application/json", truncate(ct, 100))})
 	}
 	body, release, herr := s.readBody(w, r)
 	if herr != nil {
-		return s.failUnread(w, r, herr.code, herr.msg)
+		return s.failUnread(w, r, herr)
 	}
 	defer release()
 	var resp []byte
@@ -167,9 +188,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, ep string) int {
 		resp, herr = s.slime(r.Context(), body, r.URL.Query().Get("detail"))
 	}
 	if herr != nil {
-		return s.fail(w, r, herr.code, herr.msg)
+		return s.fail(w, r, herr)
 	}
 	return s.reply(w, r, http.StatusOK, resp)
+}
+
+// truncate shortens a client's text for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // authorized compares the token in constant time. Besides "Bearer
@@ -215,12 +244,6 @@ func equalFoldASCII(a, b string) bool {
 		}
 	}
 	return true
-}
-
-func (s *Server) log(msg string, args ...any) {
-	if s.cfg.Logger != nil {
-		s.cfg.Logger.Warn(msg, args...)
-	}
 }
 
 // Serve answers HTTP on ln until ctx is done, then shuts down gracefully:

@@ -10,28 +10,40 @@ import (
 	"github.com/rlpost/rlpost/internal/tool/verifyline"
 )
 
-// verifyBody is POST /verify's body: items in the form of `rlpost verify`'s
-// input lines.
-type verifyBody struct {
-	Items *[]json.RawMessage `json:"items"`
-}
-
 // verify answers POST /verify: {"results": [...]}, one entry per item in
-// order, each a verify result or {"error": "items[i]: ..."}.
+// order, each a verify result or, for an item that cannot be scored,
+// {"score": 0.0, "correct": false, "error": "items[i]: ...", "reason": kind}.
 func (s *Server) verify(ctx context.Context, body []byte) ([]byte, *httpError) {
+	if herr := s.checkBodyShape(body); herr != nil {
+		return nil, herr
+	}
 	raw, ok := verifyline.SplitItems(body) // one pass over the common shape
 	if !ok {
-		var req verifyBody
-		if herr := decodeBody(body, &req, true); herr != nil {
+		// Strict: "items" and nothing else, read in place.
+		var top map[string]rawRef
+		if herr := s.decodeBody(body, &top); herr != nil {
 			return nil, herr
 		}
-		if req.Items == nil {
+		for k := range top {
+			if k != "items" {
+				return nil, badRequest("body: unknown field %q; want {\"items\": [...]}", truncate(k, 100))
+			}
+		}
+		items, ok := top["items"]
+		if !ok || string(items) == "null" {
 			return nil, badRequest(`body: missing "items" (a list of {"verifier", "gold", "pred", "params"} objects)`)
 		}
-		raw = *req.Items
+		var refs []rawRef
+		if err := json.Unmarshal(items, &refs); err != nil {
+			return nil, jsonError(`body: field "items"`, err)
+		}
+		raw = make([]json.RawMessage, len(refs))
+		for i, r := range refs {
+			raw[i] = json.RawMessage(r)
+		}
 	}
-	if len(raw) > s.cfg.MaxItems {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("%d items; the limit is %d (-max-items)", len(raw), s.cfg.MaxItems)}
+	if len(raw) > s.cfg.MaxItems { // checkBodyShape already refuses this
+		return nil, &httpError{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge, fmt.Sprintf("%d items; the limit is %d (-max-items)", len(raw), s.cfg.MaxItems)}
 	}
 	b := s.newBatch(ctx, epVerify, len(raw))
 	for i, r := range raw {
@@ -50,8 +62,10 @@ func (s *Server) verify(ctx context.Context, body []byte) ([]byte, *httpError) {
 		}
 		res, err := b.out[i].wire(s.cfg.Timeout)
 		if err != nil {
-			out = append(out, `{"error":`...)
+			out = append(out, `{"score":0.0,"correct":false,"error":`...)
 			out = appendJSONString(out, fmt.Sprintf("items[%d]: %v", i, err))
+			out = append(out, `,"reason":`...)
+			out = appendJSONString(out, reasonOf(err))
 			out = append(out, '}')
 			continue
 		}
@@ -78,24 +92,18 @@ func appendResult(out []byte, res verifyline.Result) []byte {
 	return append(out, '}')
 }
 
-// count adds a finished batch to the item metrics.
-// The first item error of a request is logged, so that a misconfigured
-// dataset (a reference every item rejects) shows in the log and not only
-// as rewards of 0.
+// count adds a finished batch to the item metrics, and logs each item
+// that could not be scored at WARN with its reason (rate-limited), so that
+// a misconfigured dataset (a reference every item rejects) shows in the
+// log and not only as rewards of 0.
 func (s *Server) count(b *batch) {
-	failed, first := 0, -1
-	defer func() {
-		if failed > 0 {
-			s.log("items could not be scored", "endpoint", b.endpoint, "failed", failed, "of", len(b.out),
-				"first", fmt.Sprintf("items[%d]: %v", first, b.out[first].err))
-		}
-	}()
 	// Tally per verifier first: one metric update per verifier and kind
 	// rather than per item.
 	type tally struct{ items, timeouts, errors int }
 	var last string
 	var cur *tally
 	tallies := map[string]*tally{}
+	var reasons map[string]int
 	for i := range b.out {
 		o := &b.out[i]
 		if o.cancelled {
@@ -115,9 +123,13 @@ func (s *Server) count(b *batch) {
 			cur.timeouts++
 		case o.err != nil:
 			cur.errors++
-			if failed++; first < 0 {
-				first = i
+			kind := reasonOf(o.err)
+			if reasons == nil {
+				reasons = map[string]int{}
 			}
+			reasons[kind]++
+			s.warn(kind, "item scored 0.0: it could not be scored", "endpoint", b.endpoint, "item", i, "of", len(b.out),
+				"error", truncate(o.err.Error(), 300))
 		}
 	}
 	for v, t := range tallies {
@@ -128,6 +140,9 @@ func (s *Server) count(b *batch) {
 		if t.errors > 0 {
 			s.metrics.itemErrors.WithLabelValues(b.endpoint, v).Add(float64(t.errors))
 		}
+	}
+	for kind, n := range reasons {
+		s.metrics.itemReasons.WithLabelValues(b.endpoint, kind).Add(float64(n))
 	}
 }
 

@@ -62,7 +62,20 @@ func serveRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&maxBody, "max-body", "largest request body, larger ones get 413 (default 32MiB)")
 	maxInflight := byteSize(def.MaxInflight)
 	fs.Var(&maxInflight, "max-inflight", "body bytes of all requests being scored at once; more wait (default 4 × -max-body)")
-	maxItems := fs.Int("max-items", def.MaxItems, "most items in one /verify or /openrlhf request; more get 413")
+	maxItems := fs.Int("max-items", def.MaxItems, "most items in one /verify or /openrlhf request, and most entries in any JSON array or object of a body; more get 413 before the body is decoded")
+	maxClient := byteSize(0)
+	fs.Var(&maxClient, "max-client-inflight", "one client's (remote IP's) share of -max-inflight (default -max-inflight minus -max-body, at least -max-body)")
+	minRate := byteSize(def.MinBodyRate)
+	fs.Var(&minRate, "min-body-rate", "slowest average body upload after -body-grace, in bytes/s; slower bodies get 408 (default 64KiB)")
+	bodyGrace := fs.Duration("body-grace", def.BodyGrace, "time a body may take before -min-body-rate applies")
+	var allowHosts stringList
+	fs.Var(&allowHosts, "allow-host", "a Host name requests may carry besides loopback names and the listen address (repeatable or comma-separated; \"*\" allows any, e.g. behind a load balancer that rewrites nothing)")
+	caps := def.Caps
+	fs.IntVar(&caps.MaxFactorial, "max-factorial", caps.MaxFactorial, "cap on the \"max_factorial\" an item's params may ask for (largest n for n! and binomials)")
+	fs.IntVar(&caps.MaxExponent, "max-exponent", caps.MaxExponent, "cap on the \"max_exponent\" an item's params may ask for (largest exact power)")
+	fs.IntVar(&caps.MaxDepth, "max-depth", caps.MaxDepth, "cap on the \"max_depth\" an item's params may ask for (nesting of one answer)")
+	fs.IntVar(&caps.MaxInputLen, "max-input-len", caps.MaxInputLen, "cap on the \"max_input_len\" an item's params may ask for (bytes of gold and pred)")
+	fs.DurationVar(&caps.MaxVerifyTimeout, "max-verify-timeout", caps.MaxVerifyTimeout, "cap on the \"timeout_ms\" an item's params may ask for (\"timeout_ms\": 0, no limit, counts as above it)")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token every request must send")
 	verifier := fs.String("verifier", def.Verifier, "verifier for /openrlhf and /slime labels that do not name one")
 	shutdown := fs.Duration("shutdown-timeout", def.ShutdownTimeout, "on SIGTERM, how long in-flight requests may take to finish")
@@ -85,6 +98,9 @@ func serveRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if explicit["max-body"] && !explicit["max-inflight"] {
 		cfg.MaxInflight = 4 * cfg.MaxBody
 	}
+	cfg.MaxClientInflight = int64(maxClient)
+	cfg.MinBodyRate, cfg.BodyGrace = int64(minRate), *bodyGrace
+	cfg.AllowedHosts, cfg.Caps = allowHosts, caps
 	cfg.Verifier, cfg.ShutdownTimeout = *verifier, *shutdown
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	if *loadtest {
@@ -120,13 +136,28 @@ func serveRun(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		f.Sync()
 	}
 	cfg.Logger.Info("serving", "addr", ln.Addr().String(), "workers", cfg.Workers, "timeout", cfg.Timeout,
-		"verifier", cfg.Verifier, "auth", cfg.Token != "")
+		"verifier", cfg.Verifier, "auth", cfg.Token != "", "max_body", cfg.MaxBody, "max_inflight", cfg.MaxInflight,
+		"max_items", cfg.MaxItems, "min_body_rate", cfg.MinBodyRate, "allow_host", cfg.AllowedHosts)
 	if err := s.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1
 	}
 	cfg.Logger.Info("stopped after finishing the requests in flight")
 	return 0
+}
+
+// stringList is a repeatable, comma-separated flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
 }
 
 // readToken reads a token file: the token is its content without

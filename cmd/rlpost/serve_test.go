@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +54,8 @@ func TestServeTokenFile(t *testing.T) {
 func TestServeFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-max-body", "lots"}, {"-workers", "0"}, {"-timeout", "0s"}, {"-verifier", "nope"}, {"extra"},
+		{"-max-factorial", "0"}, {"-max-verify-timeout", "0s"}, {"-min-body-rate", "0"}, {"-body-grace", "0s"},
+		{"-max-body", "1MiB", "-max-inflight", "4MiB", "-max-client-inflight", "8MiB"}, {"-allow-host", "a/b"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := serveRun(context.Background(), append(args, "-addr", "127.0.0.1:0"), &stdout, &stderr); code != 2 {
@@ -71,4 +81,90 @@ func TestServeLoadtestRunsAndStops(t *testing.T) {
 	if code := serveRun(context.Background(), []string{"-loadtest", "-duration", "2m"}, &stdout, &stderr); code != 2 {
 		t.Errorf("-duration 2m: exit %d, want 2 (bounded)", code)
 	}
+}
+
+// TestServeSIGTERMMidBatch: `rlpost serve` sent SIGTERM while it scores a
+// batch finishes the batch, answers it in full, and exits 0.
+func TestServeSIGTERMMidBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess")
+	}
+	cmd := exec.Command(os.Args[0], "serve", "-addr", "127.0.0.1:0", "-workers", "1")
+	cmd.Env = append(os.Environ(), "RLPOST_TEST_AS_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "first line of stdout; stderr %s", stderr.String())
+	url := strings.TrimSpace(strings.TrimPrefix(line, "rlpost serve: listening on "))
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), "address line %q", line)
+
+	const n = 40000
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"verifier": "math", "gold": "%d", "pred": "so the answer is $\\boxed{%d}$"}`, i, i+i%2)
+	}
+	body := `{"items": [` + strings.Join(items, ",") + `]}`
+	type answer struct {
+		code int
+		body []byte
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(url+"/verify", "application/json", strings.NewReader(body))
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- answer{resp.StatusCode, b, err}
+	}()
+	// Wait until the batch is being scored, then signal.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url + "/metrics")
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if m := regexp.MustCompile(`(?m)^rlpost_serve_items_in_flight (\d+)`).FindSubmatch(b); m != nil && string(m[1]) != "0" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the batch never started")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	a := <-done
+	require.NoError(t, a.err)
+	require.Equal(t, http.StatusOK, a.code, "%.200s", a.body)
+	var got struct {
+		Results []struct {
+			Score   float64 `json:"score"`
+			Correct bool    `json:"correct"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(a.body, &got))
+	require.Len(t, got.Results, n, "every item of the batch answered")
+	for i, r := range got.Results {
+		if r.Correct != (i%2 == 0) {
+			t.Fatalf("item %d: %+v", i, r)
+		}
+	}
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit after SIGTERM; stderr %s", stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+	assert.Contains(t, stderr.String(), "stopped after finishing the requests in flight")
 }
