@@ -385,3 +385,30 @@ func TestShutdownMidBatchAnswersTheBatch(t *testing.T) {
 	assert.Len(t, got.Results, 100, "every item of the batch answered")
 	assert.NoError(t, <-stopped, "Serve after a graceful shutdown")
 }
+
+// TestRestOfABodyWaitsBoundedForRoom: a body whose first 64 KiB were
+// charged waits for the rest of its charge no longer than its rate deadline
+// allows, then is answered 503 busy with its charge returned, so requests
+// holding part of the budget cannot wait on each other forever; once there
+// is room the same request passes.
+func TestRestOfABodyWaitsBoundedForRoom(t *testing.T) {
+	const size = 256 << 10
+	s, ts := newTest(t, func(c *Config) {
+		c.MaxBody, c.MaxInflight = size, size
+		c.BodyGrace, c.MinBodyRate = 200*time.Millisecond, 1<<20
+	})
+	body := `{"response": "A", "label": {"verifier": "choice", "gold": "A"}, "pad": "`
+	body += strings.Repeat("x", size-len(body)-2) + `"}`
+	require.Len(t, body, size)
+	must(t, s.budget.acquire(context.Background(), "someone else", size-firstCharge))
+	start := time.Now()
+	code, resp := post(t, ts.URL+"/slime", body)
+	wantError(t, code, resp, http.StatusServiceUnavailable, "no room in the in-flight budget")
+	assert.Less(t, time.Since(start), 3*time.Second, "the wait for room is bounded")
+	assert.Equal(t, 1.0, metricValue(t, ts.URL, `rlpost_serve_refusals_total{reason="busy"}`))
+	s.budget.release("someone else", size-firstCharge)
+	code, resp = post(t, ts.URL+"/slime", body)
+	assert.Equal(t, http.StatusOK, code, resp)
+	assert.Equal(t, "1.0", resp)
+	assert.Equal(t, int64(size), s.budget.free, "budget after the requests")
+}
