@@ -251,19 +251,22 @@ func TestFastBodyAtTheMinimumRateIsNotCut(t *testing.T) {
 // TestSlowReaderIsCutAtTheWriteTimeout: a client that sends a request with
 // a large answer and never reads it holds nothing past WriteTimeout.
 func TestSlowReaderIsCutAtTheWriteTimeout(t *testing.T) {
-	s, ts := newTest(t, func(c *Config) { c.WriteTimeout = 300 * time.Millisecond })
-	items := strings.TrimSuffix(strings.Repeat(`{"verifier":"nope","pred":""},`, s.cfg.MaxItems), ",")
+	_, ts := newTest(t, func(c *Config) { c.WriteTimeout = 300 * time.Millisecond })
+	// Few items with long error texts (the unknown name is quoted in each),
+	// so that the answer is large but cheap to compute.
+	long := strings.Repeat("n", 2000)
+	items := strings.TrimSuffix(strings.Repeat(`{"verifier":"`+long+`","pred":""},`, 3500), ",")
 	body := `{"items":[` + items + `]}`
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	require.NoError(t, err)
 	defer conn.Close()
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	fmt.Fprintf(conn, "POST /verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	// The answer is about 15 MiB; nothing reads it. Only the /metrics
+	// The answer is about 7.5 MiB, more than the socket buffers hold; nothing reads it. Only the /metrics
 	// request itself may be in flight once the write deadline has passed.
 	assert.Eventually(t, func() bool {
 		return metricValue(t, ts.URL, "rlpost_serve_requests_in_flight") == 1
-	}, 10*time.Second, 50*time.Millisecond, "the unread answer still holds its handler")
+	}, 30*time.Second, 50*time.Millisecond, "the unread answer still holds its handler")
 	assert.Equal(t, 0.0, metricValue(t, ts.URL, "rlpost_serve_items_in_flight"))
 	code, resp := post(t, ts.URL+"/slime", `{"response": "A", "label": {"verifier": "choice", "gold": "A"}}`)
 	assert.Equal(t, http.StatusOK, code, resp)
@@ -381,4 +384,31 @@ func TestShutdownMidBatchAnswersTheBatch(t *testing.T) {
 	decode(t, a.body, &got)
 	assert.Len(t, got.Results, 100, "every item of the batch answered")
 	assert.NoError(t, <-stopped, "Serve after a graceful shutdown")
+}
+
+// TestRestOfABodyWaitsBoundedForRoom: a body whose first 64 KiB were
+// charged waits for the rest of its charge no longer than its rate deadline
+// allows, then is answered 503 busy with its charge returned, so requests
+// holding part of the budget cannot wait on each other forever; once there
+// is room the same request passes.
+func TestRestOfABodyWaitsBoundedForRoom(t *testing.T) {
+	const size = 256 << 10
+	s, ts := newTest(t, func(c *Config) {
+		c.MaxBody, c.MaxInflight = size, size
+		c.BodyGrace, c.MinBodyRate = 200*time.Millisecond, 1<<20
+	})
+	body := `{"response": "A", "label": {"verifier": "choice", "gold": "A"}, "pad": "`
+	body += strings.Repeat("x", size-len(body)-2) + `"}`
+	require.Len(t, body, size)
+	must(t, s.budget.acquire(context.Background(), "someone else", size-firstCharge))
+	start := time.Now()
+	code, resp := post(t, ts.URL+"/slime", body)
+	wantError(t, code, resp, http.StatusServiceUnavailable, "no room in the in-flight budget")
+	assert.Less(t, time.Since(start), 3*time.Second, "the wait for room is bounded")
+	assert.Equal(t, 1.0, metricValue(t, ts.URL, `rlpost_serve_refusals_total{reason="busy"}`))
+	s.budget.release("someone else", size-firstCharge)
+	code, resp = post(t, ts.URL+"/slime", body)
+	assert.Equal(t, http.StatusOK, code, resp)
+	assert.Equal(t, "1.0", resp)
+	assert.Equal(t, int64(size), s.budget.free, "budget after the requests")
 }
