@@ -76,7 +76,7 @@ func hintConfig() replay.HintConfig {
 	return c
 }
 
-func newAvatarMethod(v avatarVariant, set Settings, w *World) (*avatarMethod, error) {
+func newAvatarMethod(v avatarVariant, set Settings) (*avatarMethod, error) {
 	p := presets.AVATAR()
 	bc := p.Buffer
 	bc.Capacity, bc.MaxStaleness = set.Buffer, set.MaxStaleness
@@ -107,7 +107,6 @@ func newAvatarMethod(v avatarVariant, set Settings, w *World) (*avatarMethod, er
 			return nil, err
 		}
 	}
-	_ = w
 	return m, nil
 }
 

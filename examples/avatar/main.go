@@ -89,7 +89,7 @@ func sweepRuns() []string {
 }
 
 // newMethod returns a fresh instance of the named run.
-func newMethod(name string, set Settings, w *World) (method, error) {
+func newMethod(name string, set Settings) (method, error) {
 	switch name {
 	case "grpo":
 		return grpoMethod{name: name, size: set.GroupSize}, nil
@@ -98,12 +98,12 @@ func newMethod(name string, set Settings, w *World) (method, error) {
 	}
 	for _, v := range avatarVariants {
 		if v.name == name {
-			return newAvatarMethod(v, set, w)
+			return newAvatarMethod(v, set)
 		}
 	}
 	for _, n := range bufferSweep {
 		if v := sweepVariant(n); v.name == name {
-			return newAvatarMethod(v, set, w)
+			return newAvatarMethod(v, set)
 		}
 	}
 	return nil, fmt.Errorf("no run %q", name)
@@ -135,9 +135,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *only != "" {
 		names = strings.Split(*only, ",")
-		w := newWorld(1)
 		for _, name := range names {
-			if _, err := newMethod(name, settingsFor(1), &w); err != nil {
+			if _, err := newMethod(name, settingsFor(1)); err != nil {
 				return err
 			}
 		}
@@ -223,7 +222,7 @@ func experiments(sets []Settings, names []string, progressOut io.Writer) ([][]Ru
 				bar := prog.start(label, set.Steps)
 				t0 := time.Now()
 				st := seeds[j.s].get(set)
-				m, err := newMethod(names[j.k], set, &st.world)
+				m, err := newMethod(names[j.k], set)
 				if err == nil {
 					all[j.s][j.k], err = train(m, st.base, &st.world, st.pool, set, bar.tick)
 				}

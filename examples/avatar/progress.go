@@ -14,12 +14,12 @@ import (
 // running run (steps done, elapsed) under an overall bar; otherwise one
 // plain line per finished run, so that logs and CI stay readable.
 type progress struct {
-	p     *mpb.Progress
-	total *mpb.Bar
-	w     io.Writer
-	mu    sync.Mutex
-	done_ int
-	n     int
+	p        *mpb.Progress
+	total    *mpb.Bar
+	w        io.Writer
+	mu       sync.Mutex
+	finished int
+	n        int
 }
 
 // isTerminal reports whether w is a character device (a terminal).
@@ -80,11 +80,11 @@ func (rb *runBar) done(msg string, err error) {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	pr.done_++
+	pr.finished++
 	if err != nil {
 		msg = "failed: " + err.Error()
 	}
-	fmt.Fprintf(pr.w, "avatar: [%d/%d] %s  %s\n", pr.done_, pr.n, rb.label, msg)
+	fmt.Fprintf(pr.w, "avatar: [%d/%d] %s  %s\n", pr.finished, pr.n, rb.label, msg)
 }
 
 func (pr *progress) wait() {
