@@ -96,7 +96,7 @@ func newMethod(name string, set Settings) (method, error) {
 	case "grpo_matched":
 		return grpoMethod{name: name, size: set.OnPolicy}, nil
 	}
-	for _, v := range avatarVariants {
+	for _, v := range append(avatarVariants, avatarGuarded) {
 		if v.name == name {
 			return newAvatarMethod(v, set)
 		}
