@@ -13,7 +13,9 @@ import (
 // two guards for the replayed part — AdvantageConfig.StdFloor (a floor
 // under Eq. 11's σ_off) and ObjectiveConfig.FreshOnlyKL (Eq. 2's KL on the
 // fresh part only) — are not the paper's and are off here; set them on a
-// copy to use them.
+// copy to use them. There is no separate "robust" preset: with both guards
+// on, examples/avatar measured no better held-out accuracy than the paper's
+// settings (docs/avatar.md).
 type AVATARSettings struct {
 	// Objective is the hybrid objective J_on + α·J_off (Eq. 3):
 	//   - Loss: the clipped surrogate of Eq. 2 for both parts, aggregated
@@ -46,7 +48,10 @@ type AVATARSettings struct {
 	// Hint triggers hints "when a prompt remains hard (low R̄(q)) and the
 	// policy stops exploring (low KL)" (§4.1, on in every run of the paper;
 	// Table 4 ablates it); the paper states no thresholds, rlpost uses
-	// replay.DefaultHintConfig's.
+	// replay.DefaultHintConfig's. Its Below, 0.2, is on rewards in [0, 1]:
+	// under stage 1's 0.5·R_format + 0.5·R_acc every well-formed response
+	// scores ≥ 0.5, so a trainer scales it to its rewards (examples/avatar
+	// uses 0.65).
 	Hint replay.HintConfig
 	// OnPolicy and OffPolicy are the samples per group from the policy and
 	// from the buffer: 4 and 4 (§4.1 "Hybrid Training", Fig. 7).
