@@ -1,6 +1,7 @@
 package presets_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/rlpost/rlpost/appo"
@@ -11,6 +12,7 @@ import (
 	"github.com/rlpost/rlpost/replay"
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/tas"
+	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,6 +56,8 @@ func TestAVATAR(t *testing.T) {
 		{"std convention", o.Group.Std, grpo.Unbiased, true},
 		{"ε_adv", o.Group.Eps, 1e-6, true},
 		{"ε of Eq. 11", o.Off.Eps, 1e-6, true},
+		{"σ_off floor (Eq. 11 has none)", o.Off.StdFloor, 0.0, false},
+		{"KL on J_off (Eq. 3: the same form as Eq. 2)", o.FreshOnlyKL, false, false},
 		{"buffer size (§4.1)", p.Buffer.Capacity, 10000, false},
 		{"Easy share (§4.1)", p.Buffer.Shares[replay.Easy], 0.25, false},
 		{"Medium share (§4.1)", p.Buffer.Shares[replay.Medium], 0.35, false},
@@ -219,4 +223,36 @@ func TestVAGEN(t *testing.T) {
 	})
 	assert.NoError(t, p.GAE.Validate())
 	assert.Equal(t, rewards.VAGENTurnConfig(), p.Turn, "Turn differs from rewards.VAGENTurnConfig")
+}
+
+// TestAVATARObjectiveIsThePapers runs the preset's objective: Eq. 11 is
+// divided by σ_off itself however small it is (no floor), and the replayed
+// part carries Eq. 2's KL term (Eq. 3) and needs reference log-probs.
+func TestAVATARObjectiveIsThePapers(t *testing.T) {
+	cfg := presets.AVATAR().Objective
+	adv := make([]float64, 2)
+	st, err := replay.Advantages(adv, []float64{0.5, 0.501}, []float64{0.5, 0.5}, cfg.Off)
+	require.NoError(t, err)
+	assert.False(t, st.Floored)
+	assert.InDelta(t, 0.001/(0.001/math.Sqrt2+1e-6), adv[1], 1e-6, "Eq. 11 with σ_off = 0.001/√2")
+
+	o, err := replay.NewObjective[float64](cfg)
+	require.NoError(t, err)
+	batch := func(b int, v ...float64) tensor.Batch[float64] {
+		return tensor.Batch[float64]{Shape: tensor.Shape{B: b, T: len(v) / b}, Data: v}
+	}
+	on := replay.OnPolicy[float64]{
+		Logp: batch(2, -1, -1, -1, -1), OldLogp: batch(2, -1, -1, -1, -1), Mask: batch(2, 1, 1, 1, 1),
+		RefLogp: batch(2, -2, -2, -2, -2), Rewards: []float64{0, 1}, Groups: grpo.Contiguous(2),
+	}
+	off := replay.OffPolicy[float64]{
+		Logp: batch(1, -1, -1), Mask: batch(1, 1, 1), RefLogp: batch(1, -2, -2),
+		Samples: []replay.Sampled{{Experience: replay.Experience{Reward: 1, Logp: []float32{-1, -1}}, Baseline: 0.5}},
+	}
+	res, err := o.Step(batch(2, 0, 0, 0, 0), batch(1, 0, 0), on, off)
+	require.NoError(t, err)
+	assert.NotZero(t, res.Off.KLLoss, "no KL term on J_off")
+	off.RefLogp = tensor.Batch[float64]{}
+	_, err = o.Step(batch(2, 0, 0, 0, 0), batch(1, 0, 0), on, off)
+	assert.ErrorIs(t, err, tensor.ErrShape, "J_off without reference log-probs")
 }

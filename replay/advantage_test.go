@@ -60,7 +60,8 @@ func TestAdvantagesByHand(t *testing.T) {
 		{"two", []float64{1, 3}, []float64{1, 1}, 0, []float64{0, 2 / math.Sqrt2}, false, 1},
 		{"eps", []float64{0, 1, 2}, []float64{1, 1, 1}, 1, []float64{-0.5, 0, 0.5}, false, 2},
 		// The vanishing case Eq. 11 is for: all replayed rewards equal,
-		// but R̄(q) differs, so the signal survives, divided by the floor.
+		// but R̄(q) differs, so the signal survives, divided by the floor
+		// (the StdFloor guard, on in the cases below, eps 0 meaning it).
 		{"equal rewards", []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 1, 0.75}, 0, []float64{7.5, 5, 0, 2.5}, true, 3},
 		{"one experience", []float64{0}, []float64{0.3}, 0, []float64{-3}, true, 1},
 		// σ_off = 0.05/√2 is below the floor: the floor divides.
@@ -68,7 +69,11 @@ func TestAdvantagesByHand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			adv := make([]float64, len(c.rewards))
-			st, err := replay.Advantages(adv, c.rewards, c.baselines, replay.AdvantageConfig{Eps: c.eps})
+			cfg := replay.AdvantageConfig{Eps: c.eps}
+			if c.floored {
+				cfg.StdFloor = replay.DefaultStdFloor
+			}
+			st, err := replay.Advantages(adv, c.rewards, c.baselines, cfg)
 			require.NoError(t, err)
 			golden.CheckVec(t, "advantages", adv, c.want)
 			assert.Equal(t, c.floored, st.Floored, "stats %+v, want Floored and non-zero", st)
@@ -82,6 +87,7 @@ func TestAdvantagesByHand(t *testing.T) {
 // keeps every advantage within |R − R̄|/StdFloor, continuously.
 func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
 	cfg := replay.DefaultAdvantageConfig()
+	cfg.StdFloor = replay.DefaultStdFloor
 	adv := make([]float64, 2)
 	for _, d := range []float64{1, 0.1, 1e-3, 1e-6, 1e-12, 0} {
 		st, err := replay.Advantages(adv, []float64{1, 1 + d}, []float64{0, 0}, cfg)
@@ -95,6 +101,24 @@ func TestAdvantagesBoundedAsSpreadVanishes(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, 10, adv[0], 1e-4, "spread 0: advantage, want (1 − 0)/0.1 = 10")
+}
+
+// The default is Eq. 11 as written: no floor, so a small spread divides
+// R − R̄ by σ_off + ε itself, and an all-equal batch with ε = 0 is an error.
+func TestAdvantagesDefaultIsUnfloored(t *testing.T) {
+	cfg := replay.DefaultAdvantageConfig()
+	require.Zero(t, cfg.StdFloor, "the default has a floor")
+	adv := make([]float64, 2)
+	for _, d := range []float64{1, 0.1, 1e-3} {
+		st, err := replay.Advantages(adv, []float64{1, 1 + d}, []float64{0, 0}, cfg)
+		require.NoError(t, err)
+		sigma := d / math.Sqrt2
+		assert.InDelta(t, 1/(sigma+cfg.Eps), adv[0], 1e-9/(sigma*sigma), "spread %g", d)
+		assert.False(t, st.Floored, "spread %g: floored without a floor", d)
+	}
+	cfg.Eps = 0
+	_, err := replay.Advantages(adv, []float64{1, 1}, []float64{0, 0}, cfg)
+	assert.ErrorIs(t, err, tensor.ErrRange, "σ_off + ε = 0")
 }
 
 func TestAdvantagesInPlace(t *testing.T) {

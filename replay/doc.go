@@ -46,13 +46,15 @@
 //
 // # Off-policy advantage (Eq. 11)
 //
-//	A_off,i = (R(o_i) − R̄(q_i)) / (max(σ_off, σ_min) + ε)
+//	A_off,i = (R(o_i) − R̄(q_i)) / (σ_off + ε)
 //
 // with σ_off the unbiased standard deviation of the rewards of the
-// off-policy batch and ε = 1e-6. The floor σ_min (DefaultStdFloor = 0.1) is
-// this package's guard, not the paper's: as written, Eq. 11 grows without
-// bound as σ_off → 0; with the floor |A_off| ≤ |R − R̄|/σ_min, and for 0/1
-// rewards Eq. 11 is unchanged unless every replayed reward is equal.
+// off-policy batch and ε = 1e-6 (the paper writes none). As written, Eq. 11
+// grows without bound as σ_off → 0. AdvantageConfig.StdFloor = σ_min > 0 is
+// this package's guard, off by default: the denominator becomes
+// max(σ_off, σ_min) + ε, so |A_off| ≤ |R − R̄|/σ_min (DefaultStdFloor = 0.1
+// suits rewards in [0, 1]; for 0/1 rewards it changes Eq. 11 only when
+// every replayed reward is equal).
 //
 // # Hybrid objective (Eq. 3–4)
 //
@@ -67,7 +69,8 @@
 // L_on + α·L_off (L = −J, each term aggregated over its own tokens by
 // ppo.PolicyLoss) and writes the gradient of both parts into the caller's
 // slices. The defaults are §5's: α = 0.6, β = 0.1 (the KL weight of Eq. 2,
-// taken on the fresh part only unless OffPolicyKL), λ_TAS = 0.3. Either part
+// taken on both parts, as Eq. 3 gives J_off Eq. 2's form; the guard
+// FreshOnlyKL takes it on the fresh part only), λ_TAS = 0.3. Either part
 // may carry per-token weights (APPO's, multiplied with TAS) and proximal
 // log-probabilities (decoupled PPO), passed to ppo.PolicyLoss.
 //

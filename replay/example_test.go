@@ -69,13 +69,15 @@ func ExampleBuffer() {
 
 // Eq. 11: replayed rewards against their prompts' R̄, scaled by the
 // batch's standard deviation. A batch of equal rewards still carries a
-// signal wherever R̄ differs, divided by the floor StdFloor
-// instead of a vanishing σ_off.
+// signal wherever R̄ differs; with the StdFloor guard on it is divided by
+// the floor instead of a vanishing σ_off (as written, by ε alone).
 func ExampleAdvantages() {
 	adv := make([]float64, 4)
 	st, _ := replay.Advantages(adv, []float64{1, 0, 1, 0}, []float64{0.25, 0.25, 0.9, 0.6}, replay.DefaultAdvantageConfig())
 	fmt.Printf("%.3f  σ_off %.3f\n", adv, st.Std)
-	st, _ = replay.Advantages(adv, []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 0.9, 1}, replay.DefaultAdvantageConfig())
+	guarded := replay.DefaultAdvantageConfig()
+	guarded.StdFloor = replay.DefaultStdFloor
+	st, _ = replay.Advantages(adv, []float64{1, 1, 1, 1}, []float64{0.25, 0.5, 0.9, 1}, guarded)
 	fmt.Printf("%.3f  floored %v\n", adv, st.Floored)
 	// Output:
 	// [1.299 -0.433 0.173 -1.039]  σ_off 0.577

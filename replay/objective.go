@@ -25,15 +25,16 @@ type ObjectiveConfig struct {
 	// silent objective without replay (start from DefaultObjectiveConfig;
 	// to train without replay, pass an empty off-policy part).
 	Alpha float64
-	// OffPolicyKL applies Eq. 2's KL term to the replayed part as well.
-	// Off by default (the zero value): the KL to π_ref is a property of
-	// the policy, which the fresh samples estimate without bias, while the
-	// k3 estimator on a replayed token whose probability π_θ has since cut
-	// far below π_ref's has gradient 1 − π_ref/π_θ, without bound — a
-	// stale sample would pull the policy back towards what it unlearnt.
-	// The paper says J_off has "the same form" as Eq. 2 and does not
-	// discuss the term; this is this package's reading.
-	OffPolicyKL bool
+	// FreshOnlyKL is a guard, off by default: it drops Eq. 2's KL term
+	// from the replayed part, so that β·D_KL is taken on the fresh part
+	// only. The paper gives J_off "the same form as Equation 2", KL term
+	// included, which is the default (the zero value). Why a caller might
+	// want the guard: the KL to π_ref is a property of the policy, which
+	// the fresh samples estimate without bias, while the k3 estimator on a
+	// replayed token whose probability π_θ has since cut far below π_ref's
+	// has gradient 1 − π_ref/π_θ, without bound — a stale sample pulls the
+	// policy back towards what it unlearnt.
+	FreshOnlyKL bool
 	// TAS shapes the advantages of both parts (Algorithm 1, line 7);
 	// tas.Uniform turns shaping off.
 	TAS tas.Config
@@ -122,8 +123,8 @@ type OffPolicy[F tensor.Float] struct {
 	// len(Samples[i].Logp) of them, which receive the stored behaviour
 	// log-probabilities in order.
 	Logp, Mask tensor.Batch[F]
-	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0 and
-	// OffPolicyKL is set; ignored otherwise.
+	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0 unless
+	// FreshOnlyKL is set (then it is ignored).
 	RefLogp tensor.Batch[F]
 	// ProxLogp, if given, makes the part decoupled PPO: the ratio is taken
 	// to the proximal policy and each token weighted by π_prox/π_θoff,
@@ -375,7 +376,7 @@ func (o *Objective[F]) offPolicy(grad tensor.Batch[F], off OffPolicy[F]) (ppo.Re
 		return ppo.Result{}, st, false, err
 	}
 	loss, ref := o.cfg.Loss, off.RefLogp
-	if !o.cfg.OffPolicyKL {
+	if o.cfg.FreshOnlyKL {
 		loss.KLCoef, ref = 0, tensor.Batch[F]{}
 	}
 	r, err := ppo.PolicyLoss(grad, ppo.Inputs[F]{

@@ -100,7 +100,7 @@ func objective[F tensor.Float](t testing.TB, f func(*replay.ObjectiveConfig)) *r
 func TestStepComposesPackages(t *testing.T) {
 	s := randomStep[float32](1, 2, 4, 4, 12, true)
 	cfg := replay.DefaultObjectiveConfig()
-	cfg.Loss, cfg.Alpha, cfg.OffPolicyKL = grpo.GRPOLoss(), 0.5, true
+	cfg.Loss, cfg.Alpha = grpo.GRPOLoss(), 0.5
 	o := objective[float32](t, func(c *replay.ObjectiveConfig) { *c = cfg })
 	gradOn, gradOff := make([]float32, s.on.Logp.Size()), make([]float32, s.off.Logp.Size())
 	res, err := o.Step(like(gradOn, s.on.Logp), like(gradOff, s.off.Logp), s.on, s.off)
@@ -425,28 +425,28 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestOffPolicyKL: by default Eq. 2's KL term is taken on the fresh part
-// only, so the replayed part needs no reference log-probs and its loss has
-// no KL; with OffPolicyKL it has both.
-func TestOffPolicyKL(t *testing.T) {
+// TestFreshOnlyKL: by default Eq. 2's KL term is taken on both parts, as
+// Eq. 3 gives J_off Eq. 2's form, so the replayed part needs reference
+// log-probs; with the FreshOnlyKL guard it needs none and its loss has no KL.
+func TestFreshOnlyKL(t *testing.T) {
 	s := randomStep[float64](12, 2, 3, 3, 8, true)
 	gOn, gOff := make([]float64, s.on.Logp.Size()), make([]float64, s.off.Logp.Size())
 	o := objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef = 0.1 })
 	res, err := o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
 	require.NoError(t, err)
-	if res.On.KLLoss == 0 || res.Off.KLLoss != 0 {
-		t.Errorf("default: on KL loss %v, off KL loss %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss)
+	if res.On.KLLoss == 0 || res.Off.KLLoss == 0 {
+		t.Errorf("default: on KL loss %v, off KL loss %v; want both ≠ 0", res.On.KLLoss, res.Off.KLLoss)
 	}
 	noRef := s.off
 	noRef.RefLogp = tensor.Batch[float64]{}
 	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
-	assert.NoError(t, err, "default without off-policy reference")
-	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.OffPolicyKL = 0.1, true })
-	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil || res.Off.KLLoss == 0 {
-		t.Errorf("OffPolicyKL: off KL loss %v, %v", res.Off.KLLoss, err)
+	assert.ErrorIs(t, err, tensor.ErrShape, "default without off-policy reference")
+	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.FreshOnlyKL = 0.1, true })
+	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil || res.Off.KLLoss != 0 || res.On.KLLoss == 0 {
+		t.Errorf("FreshOnlyKL: on KL loss %v, off KL loss %v, %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss, err)
 	}
 	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
-	assert.ErrorIs(t, err, tensor.ErrShape, "OffPolicyKL without reference")
+	assert.NoError(t, err, "FreshOnlyKL without off-policy reference")
 }
 
 // like wraps a flat gradient slice as a batch of x's shape.

@@ -1,40 +1,38 @@
-// Command avatar trains a small pure-Go policy with rlpost several ways
-// from the same starting point and counts the generated completions each
-// needs to reach an accuracy target, on a task where on-policy GRPO's
-// advantages vanish on the hard prompts for long stretches.
+// Command avatar tests AVATAR's claim (arXiv 2508.03100) the way the paper
+// makes it, on a small pure-Go task, against GRPO twice: as the paper
+// compares (GRPO with 8 fresh responses per prompt, against iterations)
+// and with a matched budget (GRPO with AVATAR's 4 fresh responses per
+// prompt, against generated completions), with one ablation per AVATAR
+// component and a sweep of the buffer size (the paper's Fig. 11).
 //
 // Usage:
 //
-//	go run ./examples/avatar            # 5 seeds, all runs and ablations, a table and avatar.png
-//	go run ./examples/avatar -quick     # 3 seeds, the four main runs; the last line is JSON
+//	go run ./examples/avatar            # 10 seeds, every run; a table, docs/avatar.png
+//	go run ./examples/avatar -quick     # 3 seeds, short runs, no sweep; the last line is JSON
 //
-// The task (task.go): a fixed set of prompts, half easy (a one-digit
-// secret answer of four choices) and half hard (three digits: 1 in 64 at
-// random), answered as <think>…</think><answer>…</answer>. Secrets are
-// independent, so nothing learnt on one prompt helps another except the
-// format. The policy is a small MLP (package examples/internal/policy),
-// briefly warm-started to roughly follow the format with random digits.
-// Rewards are AVATAR's stage-1 composite 0.5·format + 0.5·accuracy
-// (rewards.Format and the `number` verifier). Accuracy is greedy accuracy
-// over the prompt set.
+// The task (task.go): thousands of prompts drawn from four shared skills,
+// answered with 64 tokens of structured reasoning — a plan at the start,
+// a synthesis at the end — before a two-digit answer, rewarded with
+// AVATAR's stage-1 reward 0.5·R_format + 0.5·R_acc (Eq. 7, and Eq. 8's
+// rMAE). Every run starts from the same stage-S0 SFT policy of its seed
+// (sft.go) and is scored by exact match on held-out prompts, greedy.
 //
-// The runs, all with the same clipped loss (ε 0.2, token mean, k3 KL to
-// the warm start, β 0.1) except dapo:
+// The runs (run.go, avatar.go), all with presets.AVATAR's loss (ε 0.2,
+// token mean, k3 KL to π_ref, β 0.1) and one update per step:
 //
-//	grpo              8 prompts × 8 responses per step (64 completions)
-//	grpo_matched      8 prompts × 4 responses: exactly the 32 completions
-//	                  per step AVATAR generates — the control that matters
-//	dapo              grpo.DAPOLoss, dynamic sampling (vanished groups are
-//	                  dropped and replaced; every completion counts),
-//	                  overlong shaping, 8 per prompt
-//	avatar            8 prompts × (4 fresh + 4 replayed for the same
-//	                  prompt), Eq. 11 against VCRS, TAS, α 0.6 (package
-//	                  replay's defaults)
-//	avatar_no_tas     … with uniform token weights          (full run only)
-//	avatar_no_vcrs    … with the replayed group's mean as the
-//	                  off-policy baseline instead of R̄(q)   (full run only)
-//	avatar_no_replay  … with no replayed part: grpo_matched
-//	                  plus TAS                              (full run only)
+//	grpo               4 prompts × 8 fresh: the paper's GRPO
+//	grpo_matched       4 prompts × 4 fresh: AVATAR's fresh budget
+//	avatar             4 prompts × (4 fresh + 4 replayed), presets.AVATAR:
+//	                   cross-prompt tiered replay under the curriculum,
+//	                   Eq. 11 against the VCRS with no floor, TAS, KL on both
+//	                   parts, hinting, a staleness bound
+//	avatar_no_tas      … uniform token weights
+//	avatar_no_vcrs     … the replayed batch's mean as the baseline
+//	avatar_no_replay   … no replayed part (grpo_matched + TAS + hints)
+//	avatar_no_hint     … no hints
+//	avatar_per_prompt  … replay drawn for each prompt from its own past
+//	                   responses first (SampleOptions.ForPrompt)
+//	avatar_buf_N       … a buffer of N experiences (full run only)
 //
 // Everything is single-threaded float64 drawn from -seed, so a seed gives
 // the same numbers on every run; runs go two at a time on two cores.
@@ -52,9 +50,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rlpost/rlpost/examples/internal/policy"
 )
 
-const hidden = 64
+const hidden = 32
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -64,20 +64,29 @@ func main() {
 }
 
 // settingsFor returns the settings of one seed; quick and full runs share
-// them, and differ in seeds and runs only.
+// them and differ in seeds, steps and runs only.
 func settingsFor(seed uint64) Settings {
 	return Settings{
-		Seed: seed, Steps: 400, EvalEvery: 4, PrintEvery: 0,
-		PromptsPerStep: 8, GroupSize: 8, OnPolicy: 4, OffPolicy: 4,
-		Epochs: 2, LR: 1e-2, Target: 0.7, Easy: 32, Hard: 32, WarmStartSteps: 20,
+		Seed: seed, Steps: 200, EvalEvery: 20,
+		PromptsPerStep: 4, GroupSize: 8, OnPolicy: 4, OffPolicy: 4,
+		LR: 0.01, Target: 0.45, Train: 2000, Held: 200, SFTSteps: 150,
+		Buffer: 10000, MaxStaleness: 100,
 	}
 }
 
-// mainRuns are the runs of -quick; the full run adds the ablations.
+// The runs: the comparisons, the ablations, and the sweep (full run only).
 var (
-	mainRuns  = []string{"grpo", "grpo_matched", "dapo", "avatar"}
-	ablations = []string{"avatar_no_tas", "avatar_no_vcrs", "avatar_no_replay"}
+	mainRuns  = []string{"avatar", "grpo_matched", "grpo"}
+	ablations = []string{"avatar_no_tas", "avatar_no_vcrs", "avatar_no_replay", "avatar_no_hint", "avatar_per_prompt"}
 )
+
+func sweepRuns() []string {
+	var out []string
+	for _, n := range bufferSweep {
+		out = append(out, sweepVariant(n).name)
+	}
+	return out
+}
 
 // newMethod returns a fresh instance of the named run.
 func newMethod(name string, set Settings) (method, error) {
@@ -86,12 +95,15 @@ func newMethod(name string, set Settings) (method, error) {
 		return grpoMethod{name: name, size: set.GroupSize}, nil
 	case "grpo_matched":
 		return grpoMethod{name: name, size: set.OnPolicy}, nil
-	case "dapo":
-		return dapoMethod{}, nil
 	}
-	for _, v := range []avatarVariant{avatarFull, avatarNoTAS, avatarNoVCRS, avatarNoReplay} {
+	for _, v := range append(avatarVariants, avatarGuarded) {
 		if v.name == name {
-			return newAvatarMethod(v)
+			return newAvatarMethod(v, set)
+		}
+	}
+	for _, n := range bufferSweep {
+		if v := sweepVariant(n); v.name == name {
+			return newAvatarMethod(v, set)
 		}
 	}
 	return nil, fmt.Errorf("no run %q", name)
@@ -100,12 +112,12 @@ func newMethod(name string, set Settings) (method, error) {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("avatar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "3 seeds and the four main runs; the last stdout line is JSON")
+	quick := fs.Bool("quick", false, "3 seeds, 40 steps, no buffer sweep; the last stdout line is JSON")
 	seed := fs.Uint64("seed", 1, "the first seed")
-	seeds := fs.Int("seeds", 0, "seeds (0: 3 with -quick, 5 without)")
-	png := fs.String("png", "avatar.png", "where to write the accuracy plot (\"\" for none)")
-	steps := fs.Int("steps", 0, "training steps per run (0: the default)")
-	verbose := fs.Bool("v", false, "print progress lines of the first seed")
+	seeds := fs.Int("seeds", 0, "seeds (0: 3 with -quick, 10 without)")
+	png := fs.String("png", "docs/avatar.png", "where to write the plot (\"\" for none)")
+	steps := fs.Int("steps", 0, "training steps per run (0: the mode's)")
+	curves := fs.Bool("curves", false, "print every run's held-out accuracy curve of the first seed")
 	only := fs.String("runs", "", "comma-separated runs to do instead of the mode's (e.g. grpo,avatar)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -114,9 +126,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-seeds %d -steps %d: need ≥ 0", *seeds, *steps)
 	}
 	start := time.Now()
-	n, names := 5, append(slices.Clone(mainRuns), ablations...)
+	n, names := 10, slices.Concat(mainRuns, ablations, sweepRuns())
 	if *quick {
-		n, names = 3, mainRuns
+		n, names = 3, slices.Concat(mainRuns, ablations)
 	}
 	if *seeds > 0 {
 		n = *seeds
@@ -132,55 +144,93 @@ func run(args []string, stdout, stderr io.Writer) error {
 	sets := make([]Settings, n)
 	for i := range sets {
 		sets[i] = settingsFor(*seed + uint64(i))
+		if *quick {
+			sets[i].Steps, sets[i].EvalEvery = 40, 10
+		}
 		if *steps > 0 {
 			sets[i].Steps = *steps
 		}
-		if *verbose && i == 0 {
-			sets[i].PrintEvery = 20
-		}
 	}
 	set := sets[0]
-	fmt.Fprintf(stdout, "task: %d easy + %d hard prompts; %d steps of %d prompts; target %.2f greedy accuracy; %d seeds\n",
-		set.Easy, set.Hard, set.Steps, set.PromptsPerStep, set.Target, n)
-	all, err := experiments(sets, names, stdout)
+	fmt.Fprintf(stdout, "task: %d training + %d held-out prompts of %d skills, %d reasoning tokens; %d steps of %d prompts; target %.2f held-out accuracy; %d seeds × %d runs\n",
+		set.Train, set.Held, numSkills, reasoningLen, set.Steps, set.PromptsPerStep, set.Target, n, len(names))
+	all, err := experiments(sets, names, stderr)
 	if err != nil {
 		return err
 	}
 	sum := summarise(all, names, set.Target)
 	printTable(stdout, sum, sets)
+	printDiagnostics(stdout, all, names)
+	if *curves {
+		for k, name := range names {
+			fmt.Fprintf(stdout, "%-18s", name)
+			for _, pt := range all[0][k].Curve {
+				fmt.Fprintf(stdout, " %d:%.2f", pt.Step, pt.Accuracy)
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
 	if *png != "" {
-		if err := plotCurves(*png, all, names, set.Target); err != nil {
+		if err := plotAll(*png, all, names, sum, set); err != nil {
 			return fmt.Errorf("plot: %v", err)
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", *png)
 	}
-	fmt.Fprintf(stdout, "total %.1fs\n", time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "total %.1fs wall\n", time.Since(start).Seconds())
 	return printJSON(stdout, sum, set.Target)
+}
+
+// seedState is what every run of a seed shares: the world, the prompt
+// pool and the S0 policy, computed once.
+type seedState struct {
+	once  sync.Once
+	world World
+	pool  []Prompt
+	base  *policy.Model
+}
+
+func (s *seedState) get(set Settings) *seedState {
+	s.once.Do(func() {
+		s.world = newWorld(set.Seed)
+		s.pool = newPool(set.Seed, &s.world, set.Train, set.Held)
+		s.base = sft(set.Seed, &s.world, s.pool, set.SFTSteps)
+	})
+	return s
 }
 
 // experiments runs every named method for every seed, two runs at a time
 // on the two cores; all[s][k] is seed s's run of names[k]. Each run is
 // independent and single-threaded, so results do not depend on scheduling.
-func experiments(sets []Settings, names []string, log io.Writer) ([][]RunResult, error) {
+func experiments(sets []Settings, names []string, progressOut io.Writer) ([][]RunResult, error) {
 	all := make([][]RunResult, len(sets))
 	for i := range all {
 		all[i] = make([]RunResult, len(names))
 	}
+	seeds := make([]seedState, len(sets))
 	type job struct{ s, k int }
 	errs := make([]error, len(sets)*len(names))
 	jobs := make(chan job)
+	prog := newProgress(progressOut, len(sets)*len(names))
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				var w io.Writer
-				if j.s == 0 && sets[0].PrintEvery > 0 {
-					w = &lockedWriter{mu: &mu, w: log}
+				set := sets[j.s]
+				label := fmt.Sprintf("seed %2d %-18s", set.Seed, names[j.k])
+				bar := prog.start(label, set.Steps)
+				t0 := time.Now()
+				st := seeds[j.s].get(set)
+				m, err := newMethod(names[j.k], set)
+				if err == nil {
+					all[j.s][j.k], err = train(m, st.base, &st.world, st.pool, set, bar.tick)
 				}
-				all[j.s][j.k], errs[j.s*len(names)+j.k] = experiment(sets[j.s], names[j.k], w)
+				if err != nil {
+					err = fmt.Errorf("seed %d %s: %v", set.Seed, names[j.k], err)
+				}
+				errs[j.s*len(names)+j.k] = err
+				bar.done(fmt.Sprintf("final accuracy %.3f, %.1fs", all[j.s][j.k].Final, time.Since(t0).Seconds()), err)
 			}
 		}()
 	}
@@ -191,121 +241,108 @@ func experiments(sets []Settings, names []string, log io.Writer) ([][]RunResult,
 	}
 	close(jobs)
 	wg.Wait()
+	prog.wait()
 	return all, errors.Join(errs...)
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// experiment runs one method on one seed from that seed's warm start.
-func experiment(set Settings, name string, log io.Writer) (RunResult, error) {
-	prompts := newPromptSet(set.Seed, set.Easy, set.Hard)
-	base := warmStart(set.Seed, prompts, set.WarmStartSteps)
-	m, err := newMethod(name, set)
-	if err != nil {
-		return RunResult{}, err
-	}
-	res, err := train(m, base, prompts, set, log)
-	if err != nil {
-		return res, fmt.Errorf("seed %d: %v", set.Seed, err)
-	}
-	return res, nil
-}
-
-// summary holds one method's medians over seeds.
+// summary holds one run's statistics over seeds: medians with 95 %
+// bootstrap intervals (percentile method over seeds).
 type summary struct {
 	Name string
-	// Reach is the median completions to target, counting a run that
-	// never reached it as +∞ (so the median is null when half or more
-	// never did); Reached counts the runs that did.
-	Reach            float64
-	Reached, Seeds   int
-	PerSeed          []int
-	Final, FinalHard float64
-	ZeroAdv, ZeroHrd float64
-	Rescued          float64
+	// Reach is the median completions to target, a run that never
+	// reached it counting as +∞; ReachSteps the same in steps.
+	Reach, ReachLo, ReachHi float64
+	ReachSteps              float64
+	Reached, Seeds          int
+	Final, FinalLo, FinalHi float64
+	RMAE                    float64
+	ZeroAdv                 float64
 }
 
 func summarise(all [][]RunResult, names []string, target float64) []summary {
 	out := make([]summary, len(names))
 	for k, name := range names {
-		s := summary{Name: name, Seeds: len(all), Rescued: -1}
-		var reach, final, hard, zero, zeroHard, rescued []float64
+		s := summary{Name: name, Seeds: len(all)}
+		var reach, rsteps, final, rm, zero []float64
 		for i := range all {
 			r := all[i][k]
-			s.PerSeed = append(s.PerSeed, r.CompletionsToTarget)
-			c := math.Inf(1)
+			c, st := math.Inf(1), math.Inf(1)
 			if r.CompletionsToTarget >= 0 {
-				c = float64(r.CompletionsToTarget)
+				c, st = float64(r.CompletionsToTarget), float64(r.StepsToTarget)
 				s.Reached++
 			}
-			reach = append(reach, c)
-			final = append(final, r.Final)
-			hard = append(hard, r.FinalHard)
-			zero = append(zero, r.ZeroAdv)
-			zeroHard = append(zeroHard, r.ZeroAdvHard)
-			rescued = append(rescued, r.Rescued)
+			reach, rsteps = append(reach, c), append(rsteps, st)
+			final, rm, zero = append(final, r.Final), append(rm, r.FinalRMAE), append(zero, r.ZeroAdv)
 		}
-		s.Reach, s.Final, s.FinalHard = median(reach), median(final), median(hard)
-		s.ZeroAdv, s.ZeroHrd = median(zero), median(zeroHard)
-		if rescued[0] >= 0 {
-			s.Rescued = median(rescued)
-		}
+		s.Reach, s.ReachLo, s.ReachHi = medianCI(reach, uint64(k))
+		s.ReachSteps = median(rsteps)
+		s.Final, s.FinalLo, s.FinalHi = medianCI(final, uint64(k))
+		s.RMAE, s.ZeroAdv = median(rm), median(zero)
 		out[k] = s
 	}
 	return out
 }
 
-// printTable prints the regime and the results, the matched control first.
+func fmtReach(x float64) string {
+	if math.IsInf(x, 1) {
+		return "never"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+// printTable prints the results, the comparisons first.
 func printTable(w io.Writer, sum []summary, sets []Settings) {
-	fmt.Fprintf(w, "\nmedians over %d seeds (completions to %.2f: never-reached counts as ∞)\n", len(sets), sets[0].Target)
-	fmt.Fprintf(w, "%-17s %12s %10s %8s %9s %10s %9s %8s  %s\n", "run", "completions", "vs match", "reached",
-		"final acc", "final hard", "zero-adv", "hard z-a", "rescued")
-	fmt.Fprintln(w, strings.Repeat("-", 100))
-	var matched float64
+	fmt.Fprintf(w, "\nmedians over %d seeds [95%% bootstrap interval]; completions to %.2f held-out accuracy (never-reached counts as ∞)\n",
+		len(sets), sets[0].Target)
+	fmt.Fprintf(w, "%-18s %-28s %8s %8s %-24s %6s %8s\n", "run", "completions to target", "steps", "reached", "final accuracy", "rMAE", "zero-adv")
+	fmt.Fprintln(w, strings.Repeat("-", 108))
 	for _, s := range sum {
-		if s.Name == "grpo_matched" {
-			matched = s.Reach
-		}
+		fmt.Fprintf(w, "%-18s %-28s %8s %8s %-24s %6.3f %8.3f\n", s.Name,
+			fmt.Sprintf("%s [%s, %s]", fmtReach(s.Reach), fmtReach(s.ReachLo), fmtReach(s.ReachHi)),
+			fmtReach(s.ReachSteps), fmt.Sprintf("%d/%d", s.Reached, s.Seeds),
+			fmt.Sprintf("%.3f [%.3f, %.3f]", s.Final, s.FinalLo, s.FinalHi), s.RMAE, s.ZeroAdv)
 	}
-	order := slices.Clone(sum)
-	slices.SortStableFunc(order, func(a, b summary) int {
-		rank := func(s summary) int {
-			switch s.Name {
-			case "grpo_matched":
-				return 0
-			case "avatar":
-				return 1
+}
+
+// printDiagnostics prints AVATAR's diagnostics: medians over seeds, and
+// the first seed's tier occupancy over time.
+func printDiagnostics(w io.Writer, all [][]RunResult, names []string) {
+	fmt.Fprintf(w, "\nreplay diagnostics (medians over seeds): share of |A_off| from accuracy (vs format); replayed wrong answers with A_off > 0;\n")
+	fmt.Fprintf(w, "replay age and importance ratio (p10/p50/p90); max |A_off|; min σ_off; fresh groups rescued by own-prompt replay; hints\n")
+	fmt.Fprintf(w, "%-18s %8s %8s %-18s %-20s %9s %8s %14s %6s\n", "run", "acc share", "pos wrong", "age", "ratio", "max|A|", "min σ", "rescued", "hints")
+	for k, name := range names {
+		if all[0][k].Diag == nil || all[0][k].Diag.Age == [3]float64{} {
+			continue
+		}
+		get := func(f func(d *Diagnostics) float64) float64 {
+			var x []float64
+			for i := range all {
+				x = append(x, f(all[i][k].Diag))
 			}
-			return 2
+			return median(x)
 		}
-		return rank(a) - rank(b)
-	})
-	for _, s := range order {
-		reach, ratio, rescued := "never", "—", "—"
-		if !math.IsInf(s.Reach, 1) {
-			reach = fmt.Sprintf("%.0f", s.Reach)
-			if !math.IsInf(matched, 1) && matched > 0 {
-				ratio = fmt.Sprintf("%.2f×", s.Reach/matched)
+		q := func(f func(d *Diagnostics) [3]float64) (out [3]float64) {
+			for j := range out {
+				out[j] = get(func(d *Diagnostics) float64 { return f(d)[j] })
 			}
+			return out
 		}
-		if s.Rescued >= 0 {
-			rescued = fmt.Sprintf("%.3f", s.Rescued)
-		}
-		fmt.Fprintf(w, "%-17s %12s %10s %8s %9.3f %10.3f %9.2f %8.2f  %s\n", s.Name, reach, ratio,
-			fmt.Sprintf("%d/%d", s.Reached, s.Seeds), s.Final, s.FinalHard, s.ZeroAdv, s.ZeroHrd, rescued)
+		age, ratio := q(func(d *Diagnostics) [3]float64 { return d.Age }), q(func(d *Diagnostics) [3]float64 { return d.Ratio })
+		fmt.Fprintf(w, "%-18s %8.3f %8.3f %-18s %-20s %9.3g %8.3g %14s %6.0f\n", name,
+			get(func(d *Diagnostics) float64 { return d.AccShare }), get(func(d *Diagnostics) float64 { return d.PosWrong }),
+			fmt.Sprintf("%.0f/%.0f/%.0f", age[0], age[1], age[2]), fmt.Sprintf("%.3f/%.3f/%.3f", ratio[0], ratio[1], ratio[2]),
+			get(func(d *Diagnostics) float64 { return d.MaxAbsAdv }), get(func(d *Diagnostics) float64 { return d.MinStd }),
+			fmt.Sprintf("%.0f/%.0f", get(func(d *Diagnostics) float64 { return float64(d.Rescued) }), get(func(d *Diagnostics) float64 { return float64(d.Vanished) })),
+			get(func(d *Diagnostics) float64 { return float64(d.Hints) }))
 	}
-	fmt.Fprintf(w, "\ncompletions to %.2f by seed (−1: never)\n", sets[0].Target)
-	for _, s := range order {
-		fmt.Fprintf(w, "%-17s %v\n", s.Name, s.PerSeed)
+	for k, name := range names {
+		if name != "avatar" || all[0][k].Diag == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\navatar, seed %d: buffer tiers easy/medium/hard over steps\n", 1)
+		for _, tp := range all[0][k].Diag.Tiers {
+			fmt.Fprintf(w, "  step %4d  %5d / %5d / %5d\n", tp.Step, tp.Len[0], tp.Len[1], tp.Len[2])
+		}
 	}
 }
 
@@ -337,14 +374,3 @@ func printJSON(w io.Writer, sum []summary, target float64) error {
 }
 
 func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
-
-// median of x; +Inf values sort last.
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}

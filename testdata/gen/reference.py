@@ -722,10 +722,10 @@ def offpolicy_advantages(req):
     rewards, base = req["rewards"], req["baselines"]
     sigma = _std(rewards, True)
     # Eq. 11 with its guard (docs/spec.md#avatar-off-policy-advantage): the
-    # spread is raised to at least std_floor (0 means the default 0.1), so
-    # that a batch of nearly equal rewards cannot blow the advantage up.
-    floor = cfg["std_floor"] if cfg["std_floor"] > 0 else 0.1
-    denom = max(sigma, floor) + cfg["eps"]
+    # spread is raised to at least std_floor (0 turns the guard off: Eq. 11
+    # as written), so that a batch of nearly equal rewards cannot blow the
+    # advantage up.
+    denom = max(sigma, cfg["std_floor"]) + cfg["eps"]
     return {"advantages": [(r - b) / denom for r, b in zip(rewards, base)]}
 
 

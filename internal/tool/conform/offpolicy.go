@@ -23,12 +23,13 @@ type OffPolicyAdvantagesRequest struct {
 }
 
 // DecodeOffPolicyAdvantages turns an offpolicy_advantages request into
-// rewards, baselines and configuration, with docs/conformance.md's default
-// ε = 1e-6.
+// rewards, baselines and configuration, with docs/conformance.md's defaults
+// ε = 1e-6 and std_floor = replay.DefaultStdFloor (the wire format keeps the
+// guard on unless a request sets "std_floor": 0; the library's own default,
+// replay.DefaultAdvantageConfig, is Eq. 11 without it).
 func DecodeOffPolicyAdvantages(raw json.RawMessage) (rewards, baselines []float64, cfg replay.AdvantageConfig, err error) {
 	var req OffPolicyAdvantagesRequest
-	def := replay.DefaultAdvantageConfig()
-	req.Config.Eps, req.Config.StdFloor = def.Eps, def.StdFloor
+	req.Config.Eps, req.Config.StdFloor = replay.DefaultAdvantageConfig().Eps, replay.DefaultStdFloor
 	if err := decode(raw, &req); err != nil {
 		return nil, nil, cfg, err
 	}
