@@ -24,7 +24,9 @@ import (
 //
 //	RLPOST_REPLAY_MEASURE=1048576 go test -run 'TestMeasure' -v ./replay
 //
-// (the value is the number of prompts the VCRS tracks). They are skipped
+// (the value is the number of prompts the VCRS tracks; with
+// RLPOST_REPLAY_CAPACITY=N as well, the buffer's capacity is N one-token
+// experiences instead of 10 000 of 512 tokens). They are skipped
 // otherwise: each builds a buffer of a few hundred megabytes.
 const measureEnv = "RLPOST_REPLAY_MEASURE"
 
@@ -53,6 +55,19 @@ func measured(t testing.TB, n int) *replay.Buffer {
 	logp, tokens := make([]float32, 512), make([]int32, 512)
 	for i := range logp {
 		logp[i], tokens[i] = -0.5, int32(i)
+	}
+	// RLPOST_REPLAY_CAPACITY=N fills a buffer of capacity N with one-token
+	// experiences instead: the shape where the tiers' rings dominate.
+	if c := os.Getenv("RLPOST_REPLAY_CAPACITY"); c != "" {
+		n, err := strconv.Atoi(c)
+		require.NoError(t, err)
+		cfg.Capacity = n
+		b, err = replay.New(cfg)
+		require.NoError(t, err)
+		for p := range uint64(min(n, cfg.MaxPrompts)) {
+			require.NoError(t, b.Observe(p, float64(rng.IntN(2))))
+		}
+		logp, tokens = logp[:1], nil
 	}
 	for i := range cfg.Capacity {
 		e := replay.Experience{Prompt: uint64(rng.IntN(n)), Logp: logp, Tokens: tokens, Reward: float64(i % 2)}
