@@ -108,7 +108,7 @@ func DefaultOptions() Options {
 		MaxDepth:      64,
 		MaxExponent:   10000,
 		MaxFactorial:  1000,
-		Timeout:       30 * time.Millisecond,
+		Timeout:       time.Second,
 	}
 }
 

@@ -108,7 +108,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if err := timedOut(bud); err != nil {
 			return Result{}, err
 		}
-		return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+		return Result{Timeout: true, Reason: bud.reason()}, nil
 	}
 	if testHookPanic != nil {
 		testHookPanic()
@@ -119,7 +119,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 			return Result{}, err
 		}
 		if bud.err != nil {
-			return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+			return Result{Timeout: bud.timeout(), Reason: bud.reason()}, nil
 		}
 		return Result{}, err
 	}
@@ -163,7 +163,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		return Result{}, err
 	}
 	if bud.err != nil {
-		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: bud.timeout(), Reason: bud.reason()}, nil
 	}
 	res = Result{Correct: correct, Gold: ga.String(), Pred: pa.String()}
 	if correct {
