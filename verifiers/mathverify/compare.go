@@ -155,6 +155,16 @@ func isIntervalKind(n *node) bool {
 }
 
 func (c *comparer) valueEqual(g, p *node) bool {
+	// [[1, 2], [3, 4]] writes a matrix as its rows.
+	if g.k == kMatrix {
+		if m := rowsMatrix(p); m != nil {
+			p = m
+		}
+	} else if p.k == kMatrix {
+		if m := rowsMatrix(g); m != nil {
+			g = m
+		}
+	}
 	switch {
 	case g.k == kText || p.k == kText:
 		return textEqual(g, p)

@@ -95,7 +95,7 @@ func hostileInputs() []hostile {
 	// Huge sets and matrices, against huge golds of the same shape.
 	for _, n := range []int{500, 1500, 8000} {
 		set := func(off int) string {
-			return `\{` + join(n/5, ",", func(i int) string { return strconv.Itoa((i*7919+off)%100000) }) + `\}`
+			return `\{` + join(n/5, ",", func(i int) string { return strconv.Itoa((i*7919 + off) % 100000) }) + `\}`
 		}
 		add("sets", box(set(1)), set(0))
 		add("sets", box(set(0)), set(0))
@@ -113,7 +113,9 @@ func hostileInputs() []hostile {
 		add("matrices", box(mat(0)), mat(0))
 		add("matrices", box(mat(0)+mat(1)+`\cdot`+mat(2)), mat(3))
 		add("matrices", box(mat(1)+`^{50}`), mat(3))
-		add("matrices", box(`[`+join(side, ",", func(r int) string { return "[" + join(side, ",", func(c int) string { return strconv.Itoa(r + c) }) + "]" })+`]`), mat(0))
+		add("matrices", box(`[`+join(side, ",", func(r int) string {
+			return "[" + join(side, ",", func(c int) string { return strconv.Itoa(r + c) }) + "]"
+		})+`]`), mat(0))
 	}
 	// Long digit strings.
 	digits := func(n int) string {

@@ -113,6 +113,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 	if testHookPanic != nil {
 		testHookPanic()
 	}
+	gold = rendered(gold)
 	ga, _ := extract(gold, opts, true, slot.None, bud)
 	if err := referenceSyntax(gold, ga); err != nil {
 		if err := timedOut(bud); err != nil {
@@ -130,9 +131,19 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 	if opts.Lenient {
 		pa, _ = extract(pred, opts, false, slot.None, bud)
 	} else {
+		pred = rendered(pred)
 		s := slot.Find(pred, false)
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
+		}
+		if graderNote.MatchString(pred) {
+			return Result{Gold: ga.String(), Reason: "a note to the grader, not an answer"}, nil
+		}
+		if retracted(pred[s.End:]) {
+			return Result{Gold: ga.String(), Reason: "the answer is retracted or hedged after it"}, nil
+		}
+		if textHedged(pred[s.Start:s.End]) {
+			return Result{Gold: ga.String(), Reason: "a hedge inside \\text{…}: several candidates"}, nil
 		}
 		pa, others = extract(pred[s.Start:s.End], opts, false, s.Kind, bud)
 		if pa.limited {
