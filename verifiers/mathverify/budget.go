@@ -12,13 +12,13 @@ import (
 // same input gets the same verdict on any machine and under any load: a
 // call that needs more is a verdict of 0 with a reason that begins
 // "budget:". Both limits are far above what any answer a person would
-// write needs (a chain of thought of 8 KiB takes under 5 000 steps; 1000!
-// costs 18 000 word operations) and far below 50 ms of work.
+// write needs (the Math-Verify suite and chains of thought of 8 KiB take
+// under 2 500 steps; 1000! costs 18 000 word operations) and far below 50 ms of work.
 const (
 	// maxSteps bounds the steps of one call: one step is one call of
 	// budget.ok, made in every loop and recursion of parsing, evaluation
 	// and comparison, each a bounded amount of work.
-	maxSteps = 100_000
+	maxSteps = 40_000
 	// maxWordOps bounds exact big-number arithmetic, counted in products
 	// of 64-bit words: an operation on rationals of a and b words costs
 	// (a+b)², its normalising gcd's order, charged before it runs.

@@ -2,6 +2,7 @@ package mathverify
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -304,13 +305,55 @@ var (
 	graderNote = regexp.MustCompile(`(?i)(\b(grader|graders|autograder|evaluator|verifier|judge|marker|reviewer|checker|reward model|assessor)s?\b\s*[:,]|\b(note|message|instructions?) (to|for) the (grader|evaluator|verifier|judge|marker|reviewer|checker|reward model)|\b(mark|grade|score|count|consider|treat|accept|judge|rate)\s+(this|it|my answer|the answer|this answer|this response|my response|me)\s+(as\s+)?(correct|right|valid|true|full|1\b)|\b(full|maximum|max|perfect)\s+(marks?|credit|score|points|reward)\b|\bignore\s+(all\s+)?(the\s+)?(previous|prior|above|earlier|other)\s+(instructions?|text|answers?|reasoning)|\b(this|my)\s+(answer|response)\s+(is|should be|must be)\s+(marked|graded|considered|scored|accepted)\b)`)
 	// textHedge matches \text{…} content that is not a unit but a hedge
 	// or another candidate: "(or possibly 6)", "maybe".
-	textHedge = regexp.MustCompile(`(?i)\b(or|maybe|possibly|perhaps|probably|either|alternatively|might|could|unsure|guess)\b|\(\s*[-+]?\d`)
+	textHedge = regexp.MustCompile(`(?i)\b(?:maybe|possibly|perhaps|probably|either|alternatively|might|could|unsure|guess)\b|\bor\s+[-+(]?\s*\d|\(\s*[-+]?\d`)
 )
+
+// maxTail bounds the text after the slot searched for a retraction: one
+// comes right after the answer it takes back.
+const maxTail = 1000
 
 // retracted reports text after the answer slot that takes the answer
 // back, replaces it or hedges it.
 func retracted(tail string) bool {
-	return retraction.MatchString(tail)
+	return retraction.MatchString(tail[:min(len(tail), maxTail)])
+}
+
+// noteAnchors are the words a note to the grader holds; graderNote runs
+// only around them, so that a 64 KiB response costs a few windows.
+var noteAnchors = [...]string{"grader", "evaluator", "verifier", "judge", "marker", "reviewer", "checker", "reward",
+	"assessor", "credit", "marks", "score", "ignore", "correct", "right", "valid", "accept"}
+
+// Bounds on the search for a note to the grader.
+const (
+	noteWindow     = 100 // bytes on each side of an anchor
+	maxNoteWindows = 32  // the last anchors only
+)
+
+// toGrader reports a note to the grader anywhere in s.
+func toGrader(s string) bool {
+	low := strings.ToLower(s)
+	type win struct{ lo, hi int }
+	var wins []win
+	for _, a := range noteAnchors {
+		for end, n := len(low), 0; n < maxNoteWindows; n++ {
+			k := strings.LastIndex(low[:end], a)
+			if k < 0 {
+				break
+			}
+			wins = append(wins, win{max(0, k-noteWindow), min(len(s), k+len(a)+noteWindow)})
+			end = k
+		}
+	}
+	slices.SortFunc(wins, func(a, b win) int { return b.lo - a.lo })
+	for i, w := range wins {
+		if i == maxNoteWindows {
+			break
+		}
+		if graderNote.MatchString(s[w.lo:w.hi]) {
+			return true
+		}
+	}
+	return false
 }
 
 // textHedged reports a \text{…} in the answer that hedges it rather than

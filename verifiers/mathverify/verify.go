@@ -136,7 +136,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
-		if graderNote.MatchString(pred) {
+		if toGrader(pred) {
 			return Result{Gold: ga.String(), Reason: "a note to the grader, not an answer"}, nil
 		}
 		if retracted(pred[s.End:]) {
