@@ -157,7 +157,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 			others = append(others, n)
 		}
 	}
-	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud}
+	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud, seed: seedOf(gold, pred)}
 	for _, o := range others {
 		if !c.equal(pa.node, o) && bud.err == nil {
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
