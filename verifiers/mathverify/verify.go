@@ -27,10 +27,12 @@ type Result struct {
 	// is), cut at 1000 bytes.
 	Gold, Pred string
 	// Timeout reports a call stopped by the context's deadline or
-	// Options.Timeout before it could decide; Score is 0.
+	// Options.Timeout before it could decide; Score is 0. A call stopped
+	// by its work budget is not a timeout: Score 0, Reason "budget: …".
 	Timeout bool
 	// Reason says why a pred scored 0 without being judged: no answer
-	// slot, several different answers, a malformed slot, a timeout.
+	// slot, several different answers, a malformed slot, a retraction or
+	// a note to the grader, a work budget ("budget: …"), a timeout.
 	Reason string
 }
 
