@@ -2,7 +2,6 @@ package mathverify
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -129,8 +128,7 @@ var (
 // switches with their colour, and size switches; \textcolor{c}{x} and
 // \colorbox{c}{x} keep {x}.
 func dropMacros(s string) string {
-	if !strings.Contains(s, `\phantom`) && !strings.Contains(s, `\hphantom`) && !strings.Contains(s, `\vphantom`) &&
-		!strings.Contains(s, `color`) && !hasAny(s, sizeMacros[:]) {
+	if !hasMacro(s) {
 		return s
 	}
 	var b strings.Builder
@@ -167,6 +165,29 @@ func dropMacros(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// hasMacro reports whether s holds a macro dropMacros rewrites, in one
+// pass over its backslashes.
+func hasMacro(s string) bool {
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '\\')
+		if k < 0 {
+			return false
+		}
+		k += i
+		j := k + 1
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		switch name := s[k:j]; {
+		case inList(name, blankMacros[:]), inList(name, sizeMacros[:]),
+			name == `\color`, name == `\textcolor`, name == `\colorbox`, name == `\fcolorbox`:
+			return true
+		}
+		i = max(j, k+1)
+	}
+	return false
 }
 
 // skipArg returns the end of the macro argument at s[i:]: a braced group,
@@ -217,15 +238,15 @@ func joinDisplays(s string) string {
 	if !strings.Contains(s, `\[`) && !strings.Contains(s, "$$") {
 		return s
 	}
-	b := []byte(s)
-	for i := 0; i+1 < len(b); i++ {
+	var b []byte // a copy of s, made at the first line break to join
+	for i := 0; i+1 < len(s); i++ {
 		var closing string
 		switch {
-		case b[i] == '\\' && b[i+1] == '[':
+		case s[i] == '\\' && s[i+1] == '[':
 			closing = `\]`
-		case b[i] == '$' && b[i+1] == '$':
+		case s[i] == '$' && s[i+1] == '$':
 			closing = "$$"
-		case b[i] == '\\':
+		case s[i] == '\\':
 			i++
 			continue
 		default:
@@ -237,57 +258,78 @@ func joinDisplays(s string) string {
 		}
 		e += i + 2
 		for k := i + 2; k < e; k++ {
-			if b[k] == '\n' || b[k] == '\r' {
+			if s[k] == '\n' || s[k] == '\r' {
+				if b == nil {
+					b = []byte(s)
+				}
 				b[k] = ' '
 			}
 		}
 		i = e + 1
 	}
+	if b == nil {
+		return s
+	}
 	return string(b)
 }
 
-// echoedQuestion opens a paragraph that repeats the prompt.
-var echoedQuestion = regexp.MustCompile(`(?im)^[ \t>*#_]*(question|problem|user|human|prompt)[ \t*_]*:`)
+// echoWords are the words that open an echoed question.
+var echoWords = [...]string{"question", "problem", "user", "human", "prompt"}
+
+// echoStart reports a line that opens an echoed question: "Question:",
+// "**Problem:**", "> User:" …
+func echoStart(line string) bool {
+	t := strings.TrimLeft(line, " \t>*#_")
+	for _, w := range echoWords {
+		if len(t) > len(w) && strings.EqualFold(t[:len(w)], w) && strings.HasPrefix(strings.TrimLeft(t[len(w):], " \t*_"), ":") {
+			return true
+		}
+	}
+	return false
+}
 
 // dropEchoedQuestion removes every paragraph that opens as an echoed
-// question, up to the next blank line or a line that opens an answer.
+// question, up to the next blank line, a line ending in "?" (kept out) or
+// a line that opens an answer.
 func dropEchoedQuestion(s string) string {
-	locs := echoedQuestion.FindAllStringIndex(s, 16)
-	if locs == nil {
+	found := false
+	for i := 0; i < len(s) && !found; {
+		e := strings.IndexByte(s[i:], '\n')
+		next := len(s)
+		if e >= 0 {
+			next = i + e + 1
+		}
+		found = echoStart(s[i:next])
+		i = next
+	}
+	if !found {
 		return s
 	}
 	var b strings.Builder
-	prev := 0
-	for _, l := range locs {
-		if l[0] < prev {
-			continue
+	dropping := false
+	for i := 0; i < len(s); {
+		e := strings.IndexByte(s[i:], '\n')
+		next := len(s)
+		if e >= 0 {
+			next = i + e + 1
 		}
-		b.WriteString(s[prev:l[0]])
-		end := len(s)
-		for i := l[1]; i < len(s); {
-			k := strings.IndexByte(s[i:], '\n')
-			if k < 0 {
-				break
-			}
-			next := i + k + 1
-			e := strings.IndexByte(s[next:], '\n')
-			if e < 0 {
-				e = len(s) - next
-			}
-			line := s[next : next+e]
-			if strings.TrimSpace(line) == "" || answerLine.MatchString(strings.TrimLeft(line, " \t>*#_")) {
-				end = next
-				break
-			}
-			if strings.HasSuffix(strings.TrimSpace(s[i:next]), "?") {
-				end = next
-				break
-			}
-			i = next
+		line := s[i:next]
+		switch {
+		case !dropping && echoStart(line):
+			dropping = true
+		case dropping && (strings.TrimSpace(line) == "" || answerLine.MatchString(strings.TrimLeft(line, " \t>*#_"))):
+			dropping = false
 		}
-		prev = end
+		if !dropping {
+			b.WriteString(line)
+		} else if strings.HasSuffix(strings.TrimSpace(line), "?") {
+			dropping = false
+		}
+		i = next
 	}
-	b.WriteString(s[prev:])
+	if b.Len() == len(s) {
+		return s
+	}
 	return b.String()
 }
 
@@ -300,9 +342,6 @@ var (
 	// replaces it ("Actually, no, it is 6", "wait", "scratch that") or
 	// hedges it with another candidate ("or possibly 6").
 	retraction = regexp.MustCompile(`(?i)\b(?:actually|wait|scratch that|correction|on second thought|i was wrong|i made a mistake|my mistake|that'?s (?:wrong|incorrect|not right)|(?:is|was) (?:wrong|incorrect)|oops|sorry|nope|not sure|unsure|i'?m not certain|or (?:maybe|possibly|perhaps)|the (?:correct|real|true|actual) answer|it should be|should have been)\b|\bno[,.!]|\b(?:maybe|possibly|perhaps|alternatively)\b[^.\n]{0,40}\d`)
-	// graderNote matches a note that asks the grader for a score
-	// instead of giving an answer.
-	graderNote = regexp.MustCompile(`(?i)(\b(grader|graders|autograder|evaluator|verifier|judge|marker|reviewer|checker|reward model|assessor)s?\b\s*[:,]|\b(note|message|instructions?) (to|for) the (grader|evaluator|verifier|judge|marker|reviewer|checker|reward model)|\b(mark|grade|score|count|consider|treat|accept|judge|rate)\s+(this|it|my answer|the answer|this answer|this response|my response|me)\s+(as\s+)?(correct|right|valid|true|full|1\b)|\b(full|maximum|max|perfect)\s+(marks?|credit|score|points|reward)\b|\bignore\s+(all\s+)?(the\s+)?(previous|prior|above|earlier|other)\s+(instructions?|text|answers?|reasoning)|\b(this|my)\s+(answer|response)\s+(is|should be|must be)\s+(marked|graded|considered|scored|accepted)\b)`)
 	// textHedge matches \text{…} content that is not a unit but a hedge
 	// or another candidate: "(or possibly 6)", "maybe".
 	textHedge = regexp.MustCompile(`(?i)\b(?:maybe|possibly|perhaps|probably|either|alternatively|might|could|unsure|guess)\b|\bor\s+[-+(]?\s*\d|\(\s*[-+]?\d`)
@@ -318,42 +357,118 @@ func retracted(tail string) bool {
 	return retraction.MatchString(tail[:min(len(tail), maxTail)])
 }
 
-// noteAnchors are the words a note to the grader holds; graderNote runs
-// only around them, so that a 64 KiB response costs a few windows.
-var noteAnchors = [...]string{"grader", "evaluator", "verifier", "judge", "marker", "reviewer", "checker", "reward",
-	"assessor", "credit", "marks", "score", "ignore", "correct", "right", "valid", "accept"}
+// A note to the grader is found around anchor words, in text lowered by
+// asciiLower: each rule names its anchor words, a regexp for the text
+// before an anchor (anchored at the anchor with $) and one for the text
+// from the anchor on (anchored with ^); a rule with both needs both, else
+// either. One pass over the words of a response and a few anchored
+// matches cost far less than a scan of the whole text with every pattern.
+type noteRule struct {
+	anchors       []string
+	before, after *regexp.Regexp
+}
+
+var graders = []string{"grader", "graders", "autograder", "evaluator", "verifier", "judge", "marker", "reviewer", "checker", "reward", "assessor"}
+
+var noteRules = []noteRule{
+	{ // "Grader: …", "evaluator, …"
+		anchors: graders,
+		after:   regexp.MustCompile(`^(?:auto)?(?:grader|evaluator|verifier|judge|marker|reviewer|checker|reward model|assessor)s?\s*[:,]`),
+	},
+	{ // "note to the grader", "dear evaluator"
+		anchors: graders,
+		before:  regexp.MustCompile(`\b(?:note|message|instructions?|dear|hey|hi)\s+(?:(?:to|for)\s+)?(?:the\s+)?$`),
+	},
+	{ // "mark this (as) correct", "give me full marks"
+		anchors: []string{"correct", "right", "valid", "true", "full"},
+		before:  regexp.MustCompile(`\b(?:mark|grade|score|count|consider|treat|accept|judge|rate|give)\s+(?:this|it|my answer|the answer|this answer|this response|my response|me)\s+(?:as\s+)?$`),
+	},
+	{ // "full marks", "maximum reward"
+		anchors: []string{"full", "maximum", "max", "perfect"},
+		after:   regexp.MustCompile(`^(?:full|maximum|max|perfect)\s+(?:marks?|credit|score|points|reward)\b`),
+	},
+	{ // "ignore the previous instructions"
+		anchors: []string{"ignore"},
+		after:   regexp.MustCompile(`^ignore\s+(?:all\s+)?(?:the\s+|any\s+)?(?:previous|prior|above|earlier|other)\s+(?:instructions?|text|answers?|reasoning)`),
+	},
+	{ // "accept this response"
+		anchors: []string{"accept"},
+		after:   regexp.MustCompile(`^accept this (?:answer|response)`),
+	},
+	{ // "this answer should be marked correct"
+		anchors: []string{"marked", "graded", "scored", "accepted", "considered"},
+		before:  regexp.MustCompile(`\b(?:this|my)\s+(?:answer|response)\s+(?:is|should be|must be)\s+$`),
+		after:   regexp.MustCompile(`^(?:marked|graded|scored|accepted|considered)\s+(?:as\s+)?(?:correct|right|valid)`),
+	},
+}
+
+// noteIndex maps an anchor word to the rules it anchors.
+var noteIndex = func() map[string][]int {
+	m := map[string][]int{}
+	for i, r := range noteRules {
+		for _, a := range r.anchors {
+			m[a] = append(m[a], i)
+		}
+	}
+	return m
+}()
 
 // Bounds on the search for a note to the grader.
 const (
-	noteWindow     = 100 // bytes on each side of an anchor
-	maxNoteWindows = 32  // the last anchors only
+	noteWindow   = 60  // bytes on each side of an anchor
+	maxNoteTries = 256 // anchored matches per response
 )
 
-// toGrader reports a note to the grader anywhere in s.
+// toGrader reports a note to the grader anywhere in s. It looks words up
+// lowered in a small buffer and lowers only the windows around anchors,
+// so that it allocates nothing on a response without anchors.
 func toGrader(s string) bool {
-	low := strings.ToLower(s)
-	type win struct{ lo, hi int }
-	var wins []win
-	for _, a := range noteAnchors {
-		for end, n := len(low), 0; n < maxNoteWindows; n++ {
-			k := strings.LastIndex(low[:end], a)
-			if k < 0 {
-				break
+	tries := 0
+	var buf [16]byte
+	for i := 0; i < len(s) && tries < maxNoteTries; {
+		if !isLetter(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		if j-i > len(buf) {
+			i = j
+			continue
+		}
+		w := buf[:j-i]
+		for k := range w {
+			w[k] = s[i+k] | 0x20
+		}
+		for _, ri := range noteIndex[string(w)] {
+			tries++
+			r := &noteRules[ri]
+			lo, hi := max(0, i-noteWindow), min(len(s), i+noteWindow)
+			win := asciiLower(s[lo:hi])
+			before, after := win[:i-lo], win[i-lo:]
+			b := r.before != nil && r.before.MatchString(before)
+			a := r.after != nil && r.after.MatchString(after)
+			if r.before != nil && r.after != nil && a && b || (r.before == nil || r.after == nil) && (a || b) {
+				return true
 			}
-			wins = append(wins, win{max(0, k-noteWindow), min(len(s), k+len(a)+noteWindow)})
-			end = k
 		}
-	}
-	slices.SortFunc(wins, func(a, b win) int { return b.lo - a.lo })
-	for i, w := range wins {
-		if i == maxNoteWindows {
-			break
-		}
-		if graderNote.MatchString(s[w.lo:w.hi]) {
-			return true
-		}
+		i = j
 	}
 	return false
+}
+
+// asciiLower lowers ASCII letters only, so that byte offsets stay those
+// of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // textHedged reports a \text{…} in the answer that hedges it rather than
