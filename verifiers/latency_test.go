@@ -47,11 +47,14 @@ func realistic(name string, n int) []latencyCase {
 		case "answer":
 			c = latencyCase{think() + fmt.Sprintf("<answer>%d</answer>", k), fmt.Sprint(k)}
 		case "math":
-			c = latencyCase{strings.TrimPrefix(think(), "<think>") + pick3(r,
+			pred := [...]string{
 				fmt.Sprintf(`The answer is $\boxed{\frac{%d}{%d}}$.`, k, a+2),
 				fmt.Sprintf("Final Answer: The final answer is $%d$. I hope it is correct.", k),
-				fmt.Sprintf(`Hence $\boxed{(x+%d)^2}$.`, a)), ""}
-			c.ref = [...]string{fmt.Sprintf(`\frac{%d}{%d}`, k, a+2), fmt.Sprint(k), fmt.Sprintf("x^2+%dx+%d", 2*a, a*a)}[strings.Count(c.pred[len(c.pred)-30:], "Final")+2*strings.Count(c.pred[len(c.pred)-20:], "x+")]
+				fmt.Sprintf(`Hence $\boxed{(x+%d)^2}$.`, a),
+			}
+			ref := [...]string{fmt.Sprintf(`\frac{%d}{%d}`, k, a+2), fmt.Sprint(k), fmt.Sprintf("x^2+%dx+%d", 2*a, a*a)}
+			j := r.IntN(3)
+			c = latencyCase{strings.TrimPrefix(think(), "<think>") + pred[j], ref[j]}
 		case "choice":
 			c = latencyCase{think() + "<answer>" + string(rune('A'+a%4)) + "</answer>", string(rune('A' + a%4))}
 		case "number":
@@ -70,8 +73,9 @@ func realistic(name string, n int) []latencyCase {
 		case "format", "format_tags", "think_boxed_format":
 			c = latencyCase{think() + pick3(r, "<answer>B</answer>", fmt.Sprintf(`The answer is $\boxed{%d}$.`, k), "<answer>42</answer>"), ""}
 		case "vagen_format":
+			obs := strings.TrimSuffix(strings.TrimPrefix(think(), "<think>"), "</think>\n")
 			c = latencyCase{fmt.Sprintf("<think><observation>%s</observation><reasoning>%s</reasoning><prediction>box left</prediction></think><answer>Left</answer>",
-				strings.TrimPrefix(think(), "<think>"), sentences[a%len(sentences)]), ""}
+				obs, sentences[a%len(sentences)]), ""}
 		case "temporal_iou":
 			c = latencyCase{think() + fmt.Sprintf("<answer>[%d.5, %d.0]</answer>", a%10, a%10+5), fmt.Sprintf("[%d.0, %d.0]", a%10, a%10+5)}
 		case "structured_f1":

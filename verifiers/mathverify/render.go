@@ -354,7 +354,70 @@ const maxTail = 1000
 // retracted reports text after the answer slot that takes the answer
 // back, replaces it or hedges it.
 func retracted(tail string) bool {
-	return retraction.MatchString(tail[:min(len(tail), maxTail)])
+	tail = tail[:min(len(tail), maxTail)]
+	return hasWord(tail, retractWords) && retraction.MatchString(tail)
+}
+
+// retractWords are the words every retraction pattern holds one of: the
+// regexp runs only on a tail with one of them.
+var retractWords = wordSet("actually", "wait", "scratch", "correction", "second", "wrong", "mistake", "incorrect",
+	"oops", "sorry", "nope", "no", "not", "unsure", "maybe", "possibly", "perhaps", "alternatively", "answer", "should")
+
+// words is a set of lower-case ASCII words with a filter on first letter
+// and length, so that most words of a text are rejected without a map
+// lookup.
+type words struct {
+	set  map[string]bool
+	lens [26][27]uint32 // bit n: a word of length n starts with these two letters (26: one-letter word)
+}
+
+func wordSet(ws ...string) *words {
+	w := &words{set: make(map[string]bool, len(ws))}
+	for _, x := range ws {
+		w.set[x] = true
+		w.lens[x[0]-'a'][second(x)] |= 1 << len(x)
+	}
+	return w
+}
+
+// second is the index of w's second letter in words.lens, 26 for none.
+func second(w string) int {
+	if len(w) < 2 || !isLetter(w[1]) {
+		return 26
+	}
+	return int(w[1]|0x20) - 'a'
+}
+
+// has reports whether w, lowered, is in the set.
+func (ws *words) has(w string) bool {
+	if len(w) >= 32 || ws.lens[(w[0]|0x20)-'a'][second(w)]&(1<<len(w)) == 0 {
+		return false
+	}
+	var buf [32]byte
+	b := buf[:len(w)]
+	for i := range b {
+		b[i] = w[i] | 0x20
+	}
+	return ws.set[string(b)]
+}
+
+// hasWord reports whether s holds a word of ws.
+func hasWord(s string, ws *words) bool {
+	for i := 0; i < len(s); {
+		if !isLetter(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isLetter(s[j]) {
+			j++
+		}
+		if ws.has(s[i:j]) {
+			return true
+		}
+		i = j
+	}
+	return false
 }
 
 // A note to the grader is found around anchor words, in text lowered by
@@ -402,6 +465,15 @@ var noteRules = []noteRule{
 	},
 }
 
+// noteWords are the anchors of noteRules, as a filter.
+var noteWords = func() *words {
+	var all []string
+	for _, r := range noteRules {
+		all = append(all, r.anchors...)
+	}
+	return wordSet(all...)
+}()
+
 // noteIndex maps an anchor word to the rules it anchors.
 var noteIndex = func() map[string][]int {
 	m := map[string][]int{}
@@ -419,6 +491,16 @@ const (
 	maxNoteTries = 256 // anchored matches per response
 )
 
+// afterThink returns where the text after the last </think> starts: a
+// note to the grader is looked for there, where the grader reads, and
+// not in the reasoning, where the words may be the problem's own.
+func afterThink(s string) int {
+	if k := strings.LastIndex(s, "</think>"); k >= 0 {
+		return k + len("</think>")
+	}
+	return 0
+}
+
 // toGrader reports a note to the grader anywhere in s. It looks words up
 // lowered in a small buffer and lowers only the windows around anchors,
 // so that it allocates nothing on a response without anchors.
@@ -434,7 +516,7 @@ func toGrader(s string) bool {
 		for j < len(s) && isLetter(s[j]) {
 			j++
 		}
-		if j-i > len(buf) {
+		if j-i > len(buf) || !noteWords.has(s[i:j]) {
 			i = j
 			continue
 		}

@@ -138,7 +138,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
 		}
-		if toGrader(pred) {
+		if toGrader(pred[afterThink(pred):]) {
 			return Result{Gold: ga.String(), Reason: "a note to the grader, not an answer"}, nil
 		}
 		if retracted(pred[s.End:]) {
