@@ -215,15 +215,6 @@ func skipArg(s string, i int) int {
 	return i + 1
 }
 
-func hasAny(s string, subs []string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
 func inList(s string, list []string) bool {
 	for _, x := range list {
 		if s == x {
