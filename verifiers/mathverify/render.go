@@ -180,9 +180,9 @@ func hasMacro(s string) bool {
 		for j < len(s) && isLetter(s[j]) {
 			j++
 		}
-		switch name := s[k:j]; {
-		case inList(name, blankMacros[:]), inList(name, sizeMacros[:]),
-			name == `\color`, name == `\textcolor`, name == `\colorbox`, name == `\fcolorbox`:
+		switch s[k:j] {
+		case `\phantom`, `\hphantom`, `\vphantom`, `\color`, `\textcolor`, `\colorbox`, `\fcolorbox`,
+			`\tiny`, `\scriptsize`, `\footnotesize`, `\small`, `\normalsize`, `\large`, `\Large`, `\LARGE`, `\huge`, `\Huge`:
 			return true
 		}
 		i = max(j, k+1)
@@ -226,37 +226,46 @@ func inList(s string, list []string) bool {
 
 // joinDisplays puts display math that spans lines on one line.
 func joinDisplays(s string) string {
-	if !strings.Contains(s, `\[`) && !strings.Contains(s, "$$") {
-		return s
-	}
 	var b []byte // a copy of s, made at the first line break to join
-	for i := 0; i+1 < len(s); i++ {
-		var closing string
-		switch {
-		case s[i] == '\\' && s[i+1] == '[':
-			closing = `\]`
-		case s[i] == '$' && s[i+1] == '$':
-			closing = "$$"
-		case s[i] == '\\':
-			i++
-			continue
-		default:
-			continue
+	// next finds the next opening at or after i, remembering where each
+	// kind was last found so that the text is scanned once per kind.
+	nb, nd := -2, -2 // absolute positions of the next \[ and $$; −1: none left
+	next := func(p *int, open string, i int) int {
+		if *p != -1 && *p < i {
+			if k := strings.Index(s[i:], open); k >= 0 {
+				*p = i + k
+			} else {
+				*p = -1
+			}
 		}
-		e := strings.Index(s[i+2:], closing)
+		return *p
+	}
+	for i := 0; i < len(s); {
+		k1, k2 := next(&nb, `\[`, i), next(&nd, "$$", i)
+		if k1 < 0 && k2 < 0 {
+			break
+		}
+		k, closing := k1, `\]`
+		if k1 < 0 || k2 >= 0 && k2 < k1 {
+			k, closing = k2, "$$"
+		}
+		start := k + 2
+		e := strings.Index(s[start:], closing)
 		if e < 0 {
 			break
 		}
-		e += i + 2
-		for k := i + 2; k < e; k++ {
-			if s[k] == '\n' || s[k] == '\r' {
-				if b == nil {
-					b = []byte(s)
+		e += start
+		if nl := strings.IndexAny(s[start:e], "\r\n"); nl >= 0 {
+			if b == nil {
+				b = []byte(s)
+			}
+			for j := start + nl; j < e; j++ {
+				if b[j] == '\n' || b[j] == '\r' {
+					b[j] = ' '
 				}
-				b[k] = ' '
 			}
 		}
-		i = e + 1
+		i = e + 2
 	}
 	if b == nil {
 		return s
@@ -392,15 +401,23 @@ func (ws *words) has(w string) bool {
 	return ws.set[string(b)]
 }
 
+// letters marks the ASCII letters, for the word scans.
+var letters = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	return t
+}()
+
 // hasWord reports whether s holds a word of ws.
 func hasWord(s string, ws *words) bool {
 	for i := 0; i < len(s); {
-		if !isLetter(s[i]) {
+		if !letters[s[i]] {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isLetter(s[j]) {
+		for j < len(s) && letters[s[j]] {
 			j++
 		}
 		if ws.has(s[i:j]) {
@@ -499,12 +516,12 @@ func toGrader(s string) bool {
 	tries := 0
 	var buf [16]byte
 	for i := 0; i < len(s) && tries < maxNoteTries; {
-		if !isLetter(s[i]) {
+		if !letters[s[i]] {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isLetter(s[j]) {
+		for j < len(s) && letters[s[j]] {
 			j++
 		}
 		if j-i > len(buf) || !noteWords.has(s[i:j]) {
