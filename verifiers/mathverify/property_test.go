@@ -234,3 +234,15 @@ func TestPropertyFairSurroundings(t *testing.T) {
 		return pick(r, before...) + reasoning(r) + fmt.Sprintf(box, a) + pick(r, after...), a
 	})
 }
+
+// TestPropertyBound: a value written as a bound ("42+", "42 (or more)")
+// is not the value.
+func TestPropertyBound(t *testing.T) {
+	v := newDefault(t)
+	shapes := []string{`\boxed{%s+}`, `\boxed{%s}+`, "The answer is %s+.", "Final answer: $%s+$", "<answer>%s+</answer>",
+		"The answer is %s (or more).", `\boxed{%s} (at least)`, "The answer is $%s$+."}
+	checkAll(t, v, 0, "bound", func(r *rand.Rand) (string, string) {
+		a := fmt.Sprint(r.IntN(1000))
+		return reasoning(r) + fmt.Sprintf(pick(r, shapes...), a), a
+	})
+}

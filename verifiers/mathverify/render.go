@@ -581,3 +581,39 @@ func textHedged(ans string) bool {
 	}
 	return false
 }
+
+// openBound matches, at the end of a slot or right after it, what makes
+// its value a bound: "(or more)", "[at least]", a "+" with no operand.
+var openBound = regexp.MustCompile(`(?i)[(\[]\s*(?:or (?:more|less|fewer|greater|above|below|higher|lower)|at (?:least|most))\b|^\s*\+\s*(?:$|[.,;!)\]$<\n])`)
+
+// boundAround reports a bound at the end of the slot pred[start:end] or
+// right after it.
+func boundAround(pred string, start, end int) bool {
+	return trailingPlus(pred[start:end]) || openBound.MatchString(pred[max(start, end-200):min(len(pred), end+40)]) ||
+		openBound.MatchString(pred[end:min(len(pred), end+40)])
+}
+
+// trailingPlus reports a value followed by a "+" that has no operand after
+// it ("42+", "\boxed{42}+"): a bound, "42 or more", not the value 42.
+func trailingPlus(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '+' {
+			continue
+		}
+		p := i - 1
+		for p >= 0 && (s[p] == ' ' || s[p] == '$') {
+			p--
+		}
+		if p < 0 || !(isDigit(s[p]) || s[p] == '}' || s[p] == ')') {
+			continue
+		}
+		n := i + 1
+		for n < len(s) && (s[n] == ' ' || s[n] == '$') {
+			n++
+		}
+		if n == len(s) || strings.IndexByte(".,;!)]}<\n", s[n]) >= 0 && !strings.HasPrefix(s[n:], `\}`) {
+			return true
+		}
+	}
+	return false
+}

@@ -144,6 +144,9 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if retracted(pred[s.End:]) {
 			return Result{Gold: ga.String(), Reason: "the answer is retracted or hedged after it"}, nil
 		}
+		if boundAround(pred, s.Start, s.End) {
+			return Result{Gold: ga.String(), Reason: "a bound (42+, 42 or more), not a value"}, nil
+		}
 		if textHedged(pred[s.Start:s.End]) {
 			return Result{Gold: ga.String(), Reason: "a hedge inside \\text{…}: several candidates"}, nil
 		}
