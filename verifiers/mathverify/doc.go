@@ -50,8 +50,9 @@
 // code, LaTeX % comments, \phantom and echoed questions are dropped,
 // colour and size macros are transparent, display math over lines is
 // joined. A retraction or hedge after the slot ("Actually, no, it is 6"),
-// a note to the grader anywhere, or a \text{…} that hedges inside the
-// slot (5 \text{(or possibly 6)}) scores 0 with a reason. Inside the
+// a note to the grader after the reasoning, a \text{…} that hedges
+// inside the slot (5 \text{(or possibly 6)}), or a value written as a
+// bound (42+, \boxed{42}+, 42 (or more)) scores 0 with a reason. Inside the
 // slot, extraction proceeds as below, and every
 // constant value in the slot outside the chosen answer must equal it: "3
 // or 4", "\boxed{3 \text{ or } 4}", "12, i.e. 13" score 0, while a value
