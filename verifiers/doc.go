@@ -185,7 +185,8 @@
 // computed in bands that widen only while the distance can still matter
 // (a call that runs out scores the targets it compared, with a reason);
 // detection is bounded by MaxBoxes (256) boxes per side, SSIM by MaxPixels
-// (4 Mi pixels), math by a 30 ms budget. A call past its context's
+// (4 Mi pixels), math by work budgets (steps and big-number word
+// operations, deterministic; docs/spec.md#verifier-cost). A call past its context's
 // deadline is a verdict of 0 with Timeout; only a cancelled context is an
 // error. On any input up to 64 KiB, no call takes over 50 ms or allocates
 // over 16 MiB (TestWorstCaseCost). No parser

@@ -201,15 +201,21 @@ func TestVerifyHostileLines(t *testing.T) {
 // TestVerifyTimeoutLine checks that a line stopped by -timeout is a score
 // of 0 with "timeout": true and a reason, not an error.
 func TestVerifyTimeoutLine(t *testing.T) {
-	in := `{"verifier": "math", "gold": "1", "pred": "\\boxed{\\sum_{i=1}^{9999}\\sum_{j=1}^{9999} ij}"}` + "\n" +
-		`{"verifier": "choice", "gold": "A", "pred": "A cat sat on the mat"}` + "\n"
-	outs, code, _ := runVerify(t, in, "-timeout", "1ms")
+	// 1 ns: the deadline passes before the verifier starts. (A costly
+	// line such as a double sum of 10⁸ terms is now stopped by math's work
+	// budget first, a verdict of 0 without Timeout, whatever the clock.)
+	in := `{"verifier": "math", "gold": "1", "pred": "\\boxed{\\sum_{i=1}^{9999}\\sum_{j=1}^{9999} ij}"}` + "\n"
+	outs, code, _ := runVerify(t, in, "-timeout", "1ns")
 	require.Equal(t, 0, code, "exit, %d lines", len(outs))
-	require.Len(t, outs, 2, "exit, %d lines", len(outs))
+	require.Len(t, outs, 1, "exit, %d lines", len(outs))
 	if o := outs[0]; o.Error != "" || o.Score == nil || *o.Score != 0 || !o.Timeout || o.Reason == "" {
 		t.Errorf("timed-out line: %+v", o)
 	}
-	if o := outs[1]; o.Error != "" || o.Score == nil || *o.Score != 0 || o.Timeout || !strings.Contains(o.Reason, "slot") {
+	in = `{"verifier": "choice", "gold": "A", "pred": "A cat sat on the mat"}` + "\n"
+	outs, code, _ = runVerify(t, in, "-timeout", "1ms")
+	require.Equal(t, 0, code, "exit, %d lines", len(outs))
+	require.Len(t, outs, 1, "exit, %d lines", len(outs))
+	if o := outs[0]; o.Error != "" || o.Score == nil || *o.Score != 0 || o.Timeout || !strings.Contains(o.Reason, "slot") {
 		t.Errorf("line without an answer slot: %+v", o)
 	}
 }

@@ -1,6 +1,7 @@
 package mathverify
 
 import (
+	"math"
 	"sort"
 )
 
@@ -10,22 +11,67 @@ type comparer struct {
 	o   *Options
 	ev  *evaluator
 	bud *budget
+	// seed draws the random points; it is a hash of the two texts
+	// compared, so that the points are the same for the same input and
+	// cannot be known before the answer is written.
+	seed uint64
 }
 
-// Random evaluation: every variable gets numSamples values in
-// [0.35, 2.65] from a fixed hash of (sample, variable position), the same
-// on both sides, then the same values with negative and mixed signs
-// (signedAgree); summation bounds get integers 2…6.
-const numSamples = 6
+// Random evaluation: every variable gets numSamples values drawn from a
+// hash of (seed, sample, variable position), the same on both sides: the
+// first numInner in [0.35, 2.65], the others alternately in [0.05, 0.35]
+// and [2.65, 4]; then the same values with negative and mixed signs
+// (signedAgree); summation bounds get integers 2…6. The values are
+// irrational for all practical purposes, so that a floor, a sign or a
+// piecewise definition that matches the gold only at chosen points fails.
+const (
+	numSamples = 10
+	numInner   = 6
+	// numFar more points in [4, 1000], with both signs, probe a side
+	// that holds a step function (floor, ceil, sgn, max, min): ⌊x/10⌋
+	// is 0 on every point near 1.
+	numFar = 6
+)
 
-func sampleValue(i, j int) float64 {
-	x := uint64(i+1)*0x9E3779B97F4A7C15 + uint64(j+1)*0xBF58476D1CE4E5B9
+// stepFunc reports a floor, ceil, sgn, max or min in n.
+func stepFunc(n *node) bool {
+	return n.has(func(x *node) bool {
+		return x.k == kFunc && (x.name == "floor" || x.name == "ceil" || x.name == "sgn" || x.name == "max" || x.name == "min")
+	})
+}
+
+// seedOf hashes the texts of the two sides (FNV-1a).
+func seedOf(gold, pred string) uint64 {
+	h := uint64(14695981039346656037)
+	for _, s := range [2]string{gold, pred} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= 1099511628211
+		}
+		h ^= 0xff
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (c *comparer) sampleValue(i, j int) float64 {
+	x := c.seed + uint64(i+1)*0x9E3779B97F4A7C15 + uint64(j+1)*0xBF58476D1CE4E5B9
 	x ^= x >> 30
 	x *= 0xBF58476D1CE4E5B9
 	x ^= x >> 27
 	x *= 0x94D049BB133111EB
 	x ^= x >> 31
-	return 0.35 + 2.3*float64(x>>11)/float64(1<<53)
+	u := float64(x>>11) / float64(1<<53)
+	switch {
+	case i >= numSamples: // far points for step functions: 4…1000, log-uniform
+		return 4 * math.Pow(250, u)
+	case i < numInner:
+		return 0.35 + 2.3*u
+	case i%2 == 0:
+		return 0.05 + 0.3*u
+	default:
+		return 2.65 + 1.35*u
+	}
 }
 
 func allOps(r *node, op relOp) bool {
@@ -155,6 +201,16 @@ func isIntervalKind(n *node) bool {
 }
 
 func (c *comparer) valueEqual(g, p *node) bool {
+	// [[1, 2], [3, 4]] writes a matrix as its rows.
+	if g.k == kMatrix {
+		if m := rowsMatrix(p); m != nil {
+			p = m
+		}
+	} else if p.k == kMatrix {
+		if m := rowsMatrix(g); m != nil {
+			g = m
+		}
+	}
 	switch {
 	case g.k == kText || p.k == kText:
 		return textEqual(g, p)

@@ -14,6 +14,25 @@ type matrix struct {
 	cells      []*node
 }
 
+// rowsMatrix reads a bracketed list of bracketed rows of one length,
+// [[1, 2], [3, 4]] or ((1, 2), (3, 4)), as the matrix of those rows; nil
+// for anything else.
+func rowsMatrix(n *node) *node {
+	isRow := func(x *node) bool { return (x.k == kTuple || x.k == kInterval) && len(x.args) > 0 }
+	if !isRow(n) || !isRow(n.args[0]) {
+		return nil
+	}
+	cols := len(n.args[0].args)
+	cells := make([]*node, 0, len(n.args)*cols)
+	for _, r := range n.args {
+		if !isRow(r) || len(r.args) != cols {
+			return nil
+		}
+		cells = append(cells, r.args...)
+	}
+	return &node{k: kMatrix, cols: cols, args: cells}
+}
+
 // matrixOf evaluates sums, products and scalar multiples of matrices
 // cell by cell.
 func (c *comparer) matrixOf(n *node) (matrix, bool) {

@@ -140,6 +140,21 @@ func (c *comparer) randomEqual(a, b *node, v vars, approx bool) bool {
 	if valid < 3 {
 		return false
 	}
+	if stepFunc(a) || stepFunc(b) {
+		for i := numSamples; i < numSamples+numFar; i++ {
+			c.bind(e, v, i)
+			if i%2 == 1 {
+				for j := range e.vals {
+					e.vals[j] = -e.vals[j]
+				}
+			}
+			za, ok1 := c.ev.eval(a, e)
+			zb, ok2 := c.ev.eval(b, e)
+			if ok1 != ok2 || ok1 && !closeRel(za, zb) {
+				return false
+			}
+		}
+	}
 	return c.signedAgree(a, b, e, v, approx)
 }
 
@@ -183,7 +198,7 @@ func (c *comparer) bind(e *env, v vars, i int) {
 		if v.ints[name] {
 			e.vals[j] = complex(float64(2+(i+2*j)%5), 0)
 		} else {
-			e.vals[j] = complex(sampleValue(i, j), 0)
+			e.vals[j] = complex(c.sampleValue(i, j), 0)
 		}
 	}
 }

@@ -206,7 +206,11 @@ func normIneq(r *node) (*node, relOp) {
 // bare set.
 func (c *comparer) relSet(rel, set, subject *node) bool {
 	if subj, t, ok := c.relToSet(rel); ok && (subject == nil || subj.String() == subject.String()) {
-		return c.piecesEqual(t, set)
+		// |x| > 1 is not (1, ∞): a condition on an expression of the one
+		// variable is compared by its truth below.
+		if c.piecesEqual(t, set) || subj.k == kSym || subject != nil || len(freeVars(rel).names) != 1 {
+			return c.piecesEqual(t, set)
+		}
 	}
 	v := freeVars(rel)
 	if len(v.names) != 1 || subject != nil && (subject.k != kSym || subject.name != v.names[0]) {

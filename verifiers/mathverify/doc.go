@@ -46,7 +46,14 @@
 // concluding sentence ("Therefore, the probability is 2/3."). No
 // slot, an empty or unclosed <answer>, an unclosed final \boxed{, or boxes
 // that disagree score 0 with Result.Reason; there is never a fallback to
-// earlier text. Inside the slot, extraction proceeds as below, and every
+// earlier text. The response is read as it renders (render.go): fenced
+// code, LaTeX % comments, \phantom and echoed questions are dropped,
+// colour and size macros are transparent, display math over lines is
+// joined. A retraction or hedge after the slot ("Actually, no, it is 6"),
+// a note to the grader after the reasoning, a \text{…} that hedges
+// inside the slot (5 \text{(or possibly 6)}), or a value written as a
+// bound (42+, \boxed{42}+, 42 (or more)) scores 0 with a reason. Inside the
+// slot, extraction proceeds as below, and every
 // constant value in the slot outside the chosen answer must equal it: "3
 // or 4", "\boxed{3 \text{ or } 4}", "12, i.e. 13" score 0, while a value
 // the slot rules out ("5, not 6") is ignored. Options.Lenient restores
@@ -131,12 +138,14 @@
 //     When float64 finds a Σ or Π equal to the other side, both are
 //     recomputed at 256 bits and must agree to 2^−200 relative, so
 //     Σ_{k≤10000} 1/k^50 is not 1.
-//   - Expressions with variables: evaluated at 6 points drawn from a fixed
-//     hash (variables in [0.35, 2.65], summation bounds integers 2…6) in
-//     complex arithmetic; equal when they agree at every point where both
-//     are defined, with at least 3 such points; then again at the same
-//     points with negative and mixed signs, where both sides are real, so
-//     that x, |x| and √(x²) stay apart (√(x²) = |x|). Unknown functions f(x) and
+//   - Expressions with variables: evaluated at 10 points drawn from a hash
+//     of the two texts (variables in [0.35, 2.65], four of them in [0.05,
+//     0.35] or [2.65, 4]; summation bounds integers 2…6) in complex
+//     arithmetic; equal when they agree at every point where both are
+//     defined, with at least 3 such points; a side with floor, ceil, sgn,
+//     max or min also at 6 far points of both signs in [4, 1000]; then
+//     again at the same points with negative and mixed signs, where both
+//     sides are real, so that x, |x| and √(x²) stay apart (√(x²) = |x|). Unknown functions f(x) and
 //     indexed names x_n become fixed pseudo-random smooth functions, so f(x)
 //     equals f(x) but not f(y). Options.Strict (default) compares variables
 //     by name; without it the pred's variables are renamed to the gold's.
@@ -184,14 +193,21 @@
 // (the tests and fuzzers fail on it). Options bound the input length
 // (MaxInputLen, 1 MiB), nesting (MaxDepth, 64), exact powers (MaxExponent,
 // 10000; beyond it floating point), factorials and binomials (MaxFactorial,
-// 1000) and wall time (Timeout, 30 ms, checked in every loop together
-// with the context). A call stopped by Timeout or by the context's
-// deadline is a verdict: Score 0, Timeout set, a Reason; only a cancelled
-// context is an error. Exact big-number arithmetic stops at intermediates
-// of 2¹⁸ bits (about 79 000 digits; 1000! has 2568) and falls back to
-// floating point beyond. Fixed bounds: literals of 4096 digits and exponents of 4096,
-// exact intermediates of 2¹⁸ bits, answers of 8 KiB, plain-text runs of 512
-// bytes, sums of 10000 terms, 64 ± variants, 4096 multiply-adds per matrix
-// product, and the last 32 answer phrases, environments and numbers of a
-// response (256 boxes). Extraction is linear in the length of the text.
+// 1000). Work is bounded by count, not by the clock, so that a verdict
+// never depends on the machine or its load: 40 000 steps (one per
+// iteration of every loop and recursion) and 2²¹ word operations of exact
+// big-number arithmetic (an operation on rationals of a and b 64-bit words
+// costs (a+b)², charged before it runs). A call over either is a verdict:
+// Score 0 and a Reason that begins "budget:". Wall time (Timeout, 1 s, and
+// the context's deadline) is a last resort: a call it stops is Score 0
+// with Timeout set, and WallTimeouts counts them; only a cancelled context
+// is an error. Exact big-number arithmetic also stops at intermediates of
+// 2¹⁸ bits (about 79 000 digits; 1000! has 2568) and falls back to
+// floating point beyond. Fixed bounds: literals of 4096 digits and
+// exponents of 4096, answers of 8 KiB, plain-text runs of 512 bytes, sums
+// of 10000 terms, 64 ± variants, 4096 multiply-adds per matrix product,
+// and the last 32 answer phrases, environments and numbers of a response
+// (256 boxes). Extraction is linear in the length of the text. On any
+// input up to 64 KiB a call takes under 50 ms of CPU and 16 MiB
+// (TestHostileCost).
 package mathverify

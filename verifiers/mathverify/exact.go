@@ -3,6 +3,7 @@ package mathverify
 import (
 	"math"
 	"math/big"
+	"math/bits"
 )
 
 // maxExactBits bounds the size of an exact intermediate result; beyond it
@@ -45,6 +46,9 @@ func (ev *evaluator) exact(n *node) (*big.Rat, bool) {
 			if !ok {
 				return nil, false
 			}
+			if !ev.bud.bigOp(ratBits(acc), ratBits(x)) {
+				return nil, false
+			}
 			if n.k == kAdd {
 				acc.Add(acc, x)
 			} else {
@@ -61,7 +65,7 @@ func (ev *evaluator) exact(n *node) (*big.Rat, bool) {
 			return nil, false
 		}
 		b, ok := ev.exact(n.args[1])
-		if !ok || b.Sign() == 0 {
+		if !ok || b.Sign() == 0 || !ev.bud.bigOp(ratBits(a), ratBits(b)) {
 			return nil, false
 		}
 		return new(big.Rat).Quo(a, b), true
@@ -88,7 +92,12 @@ func (ev *evaluator) exact(n *node) (*big.Rat, bool) {
 		if !ok || !x.IsInt() || x.Sign() < 0 || x.Num().Cmp(big.NewInt(int64(ev.o.MaxFactorial))) > 0 {
 			return nil, false
 		}
-		f := new(big.Int).MulRange(1, x.Num().Int64())
+		// log2(n!) < n·log2(n): charged as one product of that size.
+		k := x.Num().Int64()
+		if !ev.bud.bigOp(int(k)*bits.Len64(uint64(k)), 0) {
+			return nil, false
+		}
+		f := new(big.Int).MulRange(1, k)
 		return new(big.Rat).SetInt(f), true
 	case kFunc:
 		return ev.exactFunc(n)
@@ -105,6 +114,9 @@ func (ev *evaluator) exactFunc(n *node) (*big.Rat, bool) {
 		}
 		args[i] = x
 	}
+	if len(args) > 0 && !ev.bud.bigOp(ratBits(args[0]), 0) {
+		return nil, false
+	}
 	switch n.name {
 	case "sqrt":
 		return exactRoot(args[0], 2)
@@ -116,6 +128,9 @@ func (ev *evaluator) exactFunc(n *node) (*big.Rat, bool) {
 	case "abs":
 		return new(big.Rat).Abs(args[0]), true
 	case "floor", "ceil":
+		if !ev.bud.bigOp(ratBits(args[0]), 0) {
+			return nil, false
+		}
 		q, m := new(big.Int).DivMod(args[0].Num(), args[0].Denom(), new(big.Int))
 		if n.name == "ceil" && m.Sign() != 0 {
 			q.Add(q, big.NewInt(1))
@@ -134,6 +149,9 @@ func (ev *evaluator) exactFunc(n *node) (*big.Rat, bool) {
 		if kk.Sign() < 0 || kk.Cmp(nn) > 0 {
 			return new(big.Rat), true
 		}
+		if k := nn.Int64(); !ev.bud.bigOp(int(k)*bits.Len64(uint64(k)), 0) {
+			return nil, false
+		}
 		return new(big.Rat).SetInt(new(big.Int).Binomial(nn.Int64(), kk.Int64())), true
 	case "max", "min":
 		if len(args) == 0 {
@@ -141,6 +159,9 @@ func (ev *evaluator) exactFunc(n *node) (*big.Rat, bool) {
 		}
 		best := args[0]
 		for _, a := range args[1:] {
+			if !ev.bud.bigOp(ratBits(a), ratBits(best)) {
+				return nil, false
+			}
 			if c := a.Cmp(best); n.name == "max" && c > 0 || n.name == "min" && c < 0 {
 				best = a
 			}
@@ -156,6 +177,9 @@ func (ev *evaluator) exactFunc(n *node) (*big.Rat, bool) {
 				return nil, false
 			}
 			v := new(big.Int).Abs(a.Num())
+			if !ev.bud.bigOp(acc.BitLen(), v.BitLen()) {
+				return nil, false
+			}
 			switch {
 			case i == 0:
 				acc.Set(v)
@@ -207,7 +231,7 @@ func (ev *evaluator) exactPow(a, b *big.Rat) (*big.Rat, bool) {
 	if abs < 0 {
 		abs = -abs
 	}
-	if int64(ratBits(a))*abs > maxExactBits {
+	if int64(ratBits(a))*abs > maxExactBits || !ev.bud.bigOp(int(int64(ratBits(a))*abs), 0) {
 		return nil, false
 	}
 	num := new(big.Int).Exp(a.Num(), big.NewInt(abs), nil)

@@ -265,6 +265,9 @@ func fracEnd(t string, i int) int {
 	if n == 0 {
 		return i
 	}
+	// A run is at most maxRunLen bytes: looking no further keeps the scan
+	// of nested fractions linear.
+	t = t[:min(len(t), i+maxRunLen)]
 	j := i + n
 	for a := 0; a < args; a++ {
 		j = skipSpaces(t, j)

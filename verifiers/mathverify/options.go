@@ -86,12 +86,13 @@ type Options struct {
 	// without one, or with several answers in it, is not correct.
 	Lenient bool
 	// Timeout bounds one Verify call in addition to the context's own
-	// deadline; 0 means none. It is a safety net for hostile input (typical
-	// calls take microseconds). A call that reaches it is a verdict of 0
-	// with Result.Timeout set, not an error. A call that has done little
-	// work when it passes the budget (under 256 steps; typical calls take
-	// under 200) was descheduled on a loaded machine rather than
-	// expensive, and gets four times the budget. Default 30 ms.
+	// deadline; 0 means none. It is a last resort: every call is bounded
+	// by its work first (doc.go, "Limits"), so that the verdict does not
+	// depend on the machine's load, and WallTimeouts counts the calls it
+	// stopped. A call that reaches it is a verdict of 0 with
+	// Result.Timeout set, not an error. A call that has done little work
+	// when it passes the budget (under 256 steps) was descheduled rather
+	// than expensive, and gets four times the budget. Default 1 s.
 	Timeout time.Duration
 }
 
@@ -108,7 +109,7 @@ func DefaultOptions() Options {
 		MaxDepth:      64,
 		MaxExponent:   10000,
 		MaxFactorial:  1000,
-		Timeout:       30 * time.Millisecond,
+		Timeout:       time.Second,
 	}
 }
 

@@ -73,6 +73,21 @@ func (p *parser) parseSetExpr() (*node, error) {
 	}
 }
 
+// grow returns bin(k, a, b), appending b to a's operands in place when
+// owned says that a is a k node that the caller's loop built and nobody
+// else holds: a sum of n terms is then built in O(n), not O(n²).
+func grow(k kind, a, b *node, owned bool) *node {
+	if !owned || a.k != k {
+		return bin(k, a, b)
+	}
+	if b.k == k {
+		a.args = append(a.args, b.args...)
+	} else {
+		a.args = append(a.args, b)
+	}
+	return a
+}
+
 func (p *parser) parseAdd() (*node, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
@@ -82,6 +97,7 @@ func (p *parser) parseAdd() (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	owned := false // a is a sum built by this loop, referenced nowhere else
 	for {
 		t := p.peek()
 		switch {
@@ -94,14 +110,14 @@ func (p *parser) parseAdd() (*node, error) {
 			if t.text == "-" {
 				b = neg(b)
 			}
-			a = bin(kAdd, a, b)
+			a, owned = grow(kAdd, a, b, owned), true
 		case t.kind == tCmd && (t.text == "pm" || t.text == "mp"):
 			p.pos++
 			b, err := p.parseTerm()
 			if err != nil {
 				return nil, err
 			}
-			a = &node{k: kPM, name: t.text, args: []*node{a, b}}
+			a, owned = &node{k: kPM, name: t.text, args: []*node{a, b}}, false
 		default:
 			return a, nil
 		}
@@ -113,6 +129,7 @@ func (p *parser) parseTerm() (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	owned := false // a is a product built by this loop, referenced nowhere else
 	for {
 		if !p.bud.ok() {
 			return nil, p.bud.err
@@ -130,11 +147,11 @@ func (p *parser) parseTerm() (*node, error) {
 			}
 			switch t.text {
 			case "*":
-				a = bin(kMul, a, b)
+				a, owned = grow(kMul, a, b, owned), true
 			case "/":
-				a = bin(kDiv, a, b)
+				a, owned = bin(kDiv, a, b), false
 			default:
-				a = &node{k: kDiv, name: "ratio", args: []*node{a, b}}
+				a, owned = &node{k: kDiv, name: "ratio", args: []*node{a, b}}, false
 			}
 		case p.skipUnit():
 			// a unit after a value carries no value
@@ -147,16 +164,17 @@ func (p *parser) parseTerm() (*node, error) {
 			} else {
 				a = bin(kAdd, a, frac)
 			}
+			owned = false
 		case p.startsImplicit(t):
 			b, err := p.parsePower()
 			if err != nil {
 				return nil, err
 			}
 			if m := mixedNumber(a, b, t); m != nil {
-				a = m
+				a, owned = m, false
 				continue
 			}
-			a = bin(kMul, a, b)
+			a, owned = grow(kMul, a, b, owned), true
 		default:
 			return a, nil
 		}

@@ -46,6 +46,9 @@ func (p *parser) parsePrimary() (*node, error) {
 				p.pos++
 				return &node{k: kSet}, nil
 			}
+			if p.setBuilder() {
+				return p.parseSetBuilder()
+			}
 			items, seps, err := p.parseItems()
 			if err != nil {
 				return nil, err
@@ -536,4 +539,33 @@ func (p *parser) parseMatrix() (*node, error) {
 		args = append(args, r...)
 	}
 	return &node{k: kMatrix, args: args, cols: cols}, nil
+}
+
+// setBuilder reports set-builder notation at the parser's position, just
+// after \{: a one-letter name, then ":", "|" or \mid.
+func (p *parser) setBuilder() bool {
+	t, sep := p.peek(), p.peekAt(1)
+	if t.kind != tWord || len(t.text) != 1 || !isLetter(t.text[0]) {
+		return false
+	}
+	return sep.kind == tOp && (sep.text == ":" || sep.text == "|") || sep.kind == tCmd && sep.text == "mid"
+}
+
+// parseSetBuilder reads {x : condition} as the condition, which answers an
+// interval or a set as the set it defines ({x : |x| > 1} is
+// (−∞, −1) ∪ (1, ∞)).
+func (p *parser) parseSetBuilder() (*node, error) {
+	p.pos += 2
+	items, seps, err := p.parseItems()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectOp(`\}`); err != nil {
+		return nil, err
+	}
+	cond := buildList(items, seps)
+	if cond.k != kRel && cond.k != kSet {
+		return nil, p.fail("set-builder notation without a condition")
+	}
+	return cond, nil
 }

@@ -27,10 +27,12 @@ type Result struct {
 	// is), cut at 1000 bytes.
 	Gold, Pred string
 	// Timeout reports a call stopped by the context's deadline or
-	// Options.Timeout before it could decide; Score is 0.
+	// Options.Timeout before it could decide; Score is 0. A call stopped
+	// by its work budget is not a timeout: Score 0, Reason "budget: …".
 	Timeout bool
 	// Reason says why a pred scored 0 without being judged: no answer
-	// slot, several different answers, a malformed slot, a timeout.
+	// slot, several different answers, a malformed slot, a retraction or
+	// a note to the grader, a work budget ("budget: …"), a timeout.
 	Reason string
 }
 
@@ -108,18 +110,19 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if err := timedOut(bud); err != nil {
 			return Result{}, err
 		}
-		return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+		return Result{Timeout: true, Reason: bud.reason()}, nil
 	}
 	if testHookPanic != nil {
 		testHookPanic()
 	}
+	gold = rendered(gold)
 	ga, _ := extract(gold, opts, true, slot.None, bud)
 	if err := referenceSyntax(gold, ga); err != nil {
 		if err := timedOut(bud); err != nil {
 			return Result{}, err
 		}
 		if bud.err != nil {
-			return Result{Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+			return Result{Timeout: bud.timeout(), Reason: bud.reason()}, nil
 		}
 		return Result{}, err
 	}
@@ -130,9 +133,22 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 	if opts.Lenient {
 		pa, _ = extract(pred, opts, false, slot.None, bud)
 	} else {
+		pred = rendered(pred)
 		s := slot.Find(pred, false)
 		if s.Kind == slot.None {
 			return Result{Gold: ga.String(), Reason: s.Reason}, timedOut(bud)
+		}
+		if toGrader(pred[afterThink(pred):]) {
+			return Result{Gold: ga.String(), Reason: "a note to the grader, not an answer"}, nil
+		}
+		if retracted(pred[s.End:]) {
+			return Result{Gold: ga.String(), Reason: "the answer is retracted or hedged after it"}, nil
+		}
+		if boundAround(pred, s.Start, s.End) {
+			return Result{Gold: ga.String(), Reason: "a bound (42+, 42 or more), not a value"}, nil
+		}
+		if textHedged(pred[s.Start:s.End]) {
+			return Result{Gold: ga.String(), Reason: "a hedge inside \\text{…}: several candidates"}, nil
 		}
 		pa, others = extract(pred[s.Start:s.End], opts, false, s.Kind, bud)
 		if pa.limited {
@@ -146,7 +162,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 			others = append(others, n)
 		}
 	}
-	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud}
+	c := &comparer{o: opts, ev: &evaluator{o: opts, bud: bud}, bud: bud, seed: seedOf(gold, pred)}
 	for _, o := range others {
 		if !c.equal(pa.node, o) && bud.err == nil {
 			return Result{Gold: ga.String(), Pred: pa.String(), Reason: "several different answers in the slot"}, nil
@@ -163,7 +179,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		return Result{}, err
 	}
 	if bud.err != nil {
-		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: true, Reason: "timeout: " + bud.err.Error()}, nil
+		return Result{Gold: ga.String(), Pred: pa.String(), Timeout: bud.timeout(), Reason: bud.reason()}, nil
 	}
 	res = Result{Correct: correct, Gold: ga.String(), Pred: pa.String()}
 	if correct {

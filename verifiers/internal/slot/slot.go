@@ -264,6 +264,7 @@ func findBoxes(t string) (boxes []span, openAfter int) {
 		box          bool
 	}
 	var stack []frame
+	open := 0 // box frames on the stack: a box closes outermost when it is the only one
 	for i := 0; i < len(t); i++ {
 		switch t[i] {
 		case '\\':
@@ -281,6 +282,7 @@ func findBoxes(t string) (boxes []span, openAfter int) {
 				}
 				if j < len(t) && t[j] == '{' {
 					stack = append(stack, frame{j, i, true})
+					open++
 					i = j
 					continue
 				}
@@ -299,14 +301,7 @@ func findBoxes(t string) (boxes []span, openAfter int) {
 			if !f.box {
 				continue
 			}
-			outer := true
-			for _, g := range stack {
-				if g.box {
-					outer = false
-					break
-				}
-			}
-			if !outer {
+			if open--; open > 0 {
 				continue
 			}
 			boxes = append(boxes, span{f.start, i + 1, f.brace + 1, i})
