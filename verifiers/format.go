@@ -48,7 +48,7 @@ func Format(ctx context.Context, response, reference string, p Params) (Result, 
 	return formatRule.verify(ctx, response, reference, p)
 }
 
-var formatRule = rule{name: "format", score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
+var formatRule = rule{name: "format", norm: normNone, score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
 	if ThinkAnswer(pred) {
 		return Result{Score: 1, Correct: true}, nil
 	}
@@ -61,21 +61,29 @@ func FormatTagsVerifier(ctx context.Context, response, reference string, p Param
 	return formatTagsRule.verify(ctx, response, reference, p)
 }
 
-var formatTagsRule = rule{name: "format_tags", score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
+var formatTagsRule = rule{name: "format_tags", norm: normNone, score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
 	s := FormatTags(pred)
 	return Result{Score: s, Correct: s == 1}, nil
 }}
 
 // Answer is the "answer" verifier: exact match of the extracted answer
-// with ref (trimmed), score 1 or 0.
+// with ref (trimmed), score 1 or 0, both normalised (package norm:
+// invisible characters removed, digits of any script, NFKC).
 //
-// Parameters: "extract" (default "auto"); "ignore_case" (default false)
+// The answer is read under the slot rule (docs/spec.md#answer-slot), as
+// ocr reads it: the answer region, or the box, fence, answer phrase or
+// bare final line in it; one pair of quotes around it removed when ref is
+// not quoted; alternatives ("X or Y") or a retraction after it score 0.
+//
+// Parameters: "extract" (default "slot"; "auto" is the reading of earlier
+// releases); "ignore_case" (default false)
 // compares with Unicode case folding.
 func Answer(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return answerRule.verify(ctx, response, reference, p)
 }
 
-var answerRule = rule{name: "answer", extract: ExtractAuto, params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreAnswer}
+var answerRule = rule{name: "answer", extract: ExtractSlot, region: true, shape: shapeText,
+	params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreAnswer}
 
 func scoreAnswer(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
 	if !found {
@@ -83,6 +91,12 @@ func scoreAnswer(_ context.Context, ans string, found bool, ref string, c *confi
 	}
 	fold := c.ignoreCase
 	gold := strings.TrimSpace(ref)
+	if c.extract == ExtractSlot {
+		if hedged(ans, gold) {
+			return Result{Reason: reasonSeveral}, nil
+		}
+		ans = unquote(ans, gold)
+	}
 	res := Result{Parsed: ans}
 	if ans == gold || fold && strings.EqualFold(ans, gold) {
 		res.Score, res.Correct = 1, true

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
 
@@ -31,6 +32,38 @@ type rule struct {
 	// its own.
 	read  func(p Params, c *config) error
 	score func(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error)
+	// region marks a verifier whose answers are not short values: in
+	// extract mode "slot" it reads its answer with readRegion, of the
+	// given shape (has accepts an answer phrase's value), and takes no
+	// "lenient" (its region is read whole when nothing narrows it).
+	region bool
+	shape  slotShape
+	has    func(string) bool
+	// norm is how response and reference are normalised before any rule
+	// reads them (package norm; docs/spec.md#text-normalisation).
+	norm normMode
+}
+
+// normMode selects the normalisation of a rule's inputs.
+type normMode uint8
+
+const (
+	normFull  normMode = iota // norm.Text: invisible characters, digits, fractions, scripts, NFKC
+	normNFC                   // norm.TextNFC: invisible characters, then NFC (text compared as written)
+	normClean                 // norm.Clean: invisible characters only (code)
+	normNone                  // the rule normalises itself (the format verifiers)
+)
+
+func (m normMode) apply(s string) string {
+	switch m {
+	case normFull:
+		return norm.Text(s)
+	case normNFC:
+		return norm.TextNFC(s)
+	case normClean:
+		return norm.Clean(s)
+	}
+	return s
 }
 
 // config holds the parameters of a built-in verifier as read by compile;
@@ -44,6 +77,7 @@ type config struct {
 	pass       float64 // html, svg
 	maxRatio   float64 // think_boxed_format
 	style      string  // vagen_format
+	options    []string // choice's option texts, normalised, A first
 	detection  DetectionConfig
 	math       *mathverify.Verifier
 }
@@ -70,7 +104,10 @@ func (r *rule) compile(p Params) (*builtin, error) {
 	if !r.ownKeys {
 		known := r.params
 		if r.extract != "" {
-			known = append(known[:len(known):len(known)], "extract", "lenient")
+			known = append(known[:len(known):len(known)], "extract")
+			if !r.region {
+				known = append(known, "lenient")
+			}
 		}
 		if err := p.Only(known...); err != nil {
 			return nil, wrap(r.name, err)
@@ -83,7 +120,7 @@ func (r *rule) compile(p Params) (*builtin, error) {
 			return nil, wrap(r.name, err)
 		}
 		b.c.extract = mode
-		if mode == ExtractSlot {
+		if mode == ExtractSlot && !r.region {
 			if b.c.lenient, err = p.Bool("lenient", false); err != nil {
 				return nil, wrap(r.name, err)
 			}
@@ -114,10 +151,17 @@ func (b *builtin) Verify(ctx context.Context, response, reference string) (Resul
 	if reason, err := checkInputs(ctx, response, reference); err != nil || reason != "" {
 		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(b.r.name, err)
 	}
+	response, reference = b.r.norm.apply(response), b.r.norm.apply(reference)
 	ans, found, slotReason := response, true, ""
 	switch b.c.extract {
 	case "":
 	case ExtractSlot:
+		if b.r.region {
+			var ra regionAnswer
+			ra, slotReason = readRegion(response, b.r.shape, b.r.has)
+			ans, found = ra.text, slotReason == ""
+			break
+		}
 		ans, slotReason = AnswerSlot(response, b.c.lenient)
 		found = slotReason == ""
 	default:

@@ -75,7 +75,7 @@ func ThinkBoxedFormat(ctx context.Context, response, reference string, p Params)
 	return thinkBoxedRule.verify(ctx, response, reference, p)
 }
 
-var thinkBoxedRule = rule{
+var thinkBoxedRule = rule{norm: normNone,
 	name: "think_boxed_format", params: []string{"max_ratio"},
 	read: func(p Params, c *config) (err error) {
 		c.maxRatio, err = floatIn(p, "max_ratio", 0.2, 0, 1, true)

@@ -131,7 +131,7 @@ func VAGENFormatVerifier(ctx context.Context, response, reference string, p Para
 	return vagenRule.verify(ctx, response, reference, p)
 }
 
-var vagenRule = rule{
+var vagenRule = rule{norm: normNone,
 	name: "vagen_format", params: []string{"style"},
 	read: func(p Params, c *config) (err error) {
 		if c.style, err = p.String("style", VAGENGroundingWorldModeling); err != nil {

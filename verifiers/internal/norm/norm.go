@@ -128,6 +128,7 @@ func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	b.WriteString(s[:i])
+	protect := !strings.ContainsRune(s, thinKeep)
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -159,6 +160,11 @@ func Text(s string) string {
 			b.WriteByte('/')
 		case r == 0x00BA: // masculine ordinal, written for a degree
 			b.WriteString("°")
+		case (r == 0x2009 || r == 0x202F) && protect && isDigitByte(lastByte(&b)) && i < len(s) && isDigitByte(s[i]):
+			// A thin space between digits separates thousands ("1 234"):
+			// kept for the number readers, which read it so; NFKC would
+			// make it a space, which separates two numbers.
+			b.WriteRune(thinKeep)
 		case unicode.Is(unicode.Nd, r):
 			b.WriteByte(byte('0' + digitValue(r)))
 		default:
@@ -173,11 +179,20 @@ func Text(s string) string {
 		}
 	}
 	out := b.String()
-	if xnorm.NFKC.IsNormalString(out) {
-		return out
+	if !xnorm.NFKC.IsNormalString(out) {
+		out = xnorm.NFKC.String(out)
 	}
-	return xnorm.NFKC.String(out)
+	if strings.ContainsRune(out, thinKeep) {
+		out = strings.ReplaceAll(out, string(thinKeep), "\u2009")
+	}
+	return out
 }
+
+// thinKeep stands for a thin space between digits while NFKC runs: a
+// private-use character, which NFKC leaves alone.
+const thinKeep = '\uE000'
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
 
 // TextNFC is Clean followed by Unicode NFC: text compared as written, with
 // a decomposed accent equal to the composed one.

@@ -113,11 +113,25 @@ func Find(resp string, lenient bool) Slot {
 		s = Slot{Kind: Whole, Start: i, End: i + len(t), Values: []string{t}}
 	}
 	if s.Kind != None {
+		// Nothing after the slot may withdraw it: the rest of the region
+		// and what follows the </answer>.
+		after := ""
+		if tagged {
+			after = endOfTurn(resp)[end+len("</answer>"):]
+		}
+		if Retracts(body[s.End:]) || Retracts(after) {
+			return Slot{Reason: ReasonRetracted}
+		}
 		s.Start += off
 		s.End += off
 	}
 	return s
 }
+
+// ReasonEmptyTag is the reason of an empty or blank <answer> pair: no
+// answer, except to a verifier for which empty text is an answer (OCR of
+// an image without text).
+const ReasonEmptyTag = "empty <answer>"
 
 // Reasons for a None slot.
 const (
@@ -125,7 +139,7 @@ const (
 	reasonEmpty      = "empty response (after the reasoning)"
 	reasonOpenThink  = "response ends inside its reasoning (<think> not closed)"
 	reasonOpenAnswer = "malformed <answer> (opened, never closed)"
-	reasonEmptyTag   = "empty <answer>"
+	reasonEmptyTag   = ReasonEmptyTag
 	reasonOpenBox    = "malformed final \\boxed{ (never closed)"
 	reasonBoxes      = "several different \\boxed{} answers"
 	reasonEmptyValue = "nothing after the answer phrase"
