@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -305,7 +305,7 @@ func DetectionVerifier(ctx context.Context, response, reference string, p Params
 
 var detectionRule = rule{
 	name: "detection", extract: ExtractSlot, region: true, shape: shapeStructured,
-	has: func(s string) bool { d, _, _ := detectionCandidates(s); return len(d) > 0 },
+	has:    func(s string) bool { d, _, _ := detectionCandidates(s); return len(d) > 0 },
 	params: []string{"threshold", "progress", "matching", "completeness", "count_penalty"},
 	read: func(p Params, c *config) (err error) {
 		c.detection, err = detectionParams(p)

@@ -3,6 +3,8 @@ package verifiers
 import (
 	"context"
 	"strings"
+
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 )
 
 // The four tags of the reasoning format, V-Triune's s_1..s_4 (Eq. 2).
@@ -43,28 +45,78 @@ func FormatTags(s string) float64 {
 
 // Format is the "format" verifier: score 1 when pred follows AVATAR's
 // format (ThinkAnswer), else 0. AVATAR's reward is ±1 (rewards.Format);
-// verifier scores stay in [0, 1]. ref is ignored; no parameters.
+// verifier scores stay in [0, 1]. ref is ignored.
+//
+// AVATAR's rule (Eq. 7) asks for the tags only. rlpost is stricter by
+// default: a section counts only if it holds visible content — invisible
+// characters (package norm: format characters, zero-width characters,
+// Hangul fillers, U+2800) and white space are not content — so
+// "<think>\u200b</think><answer>\u3164</answer>" is not the format.
+// Invisible characters inside a tag are removed before the tags are read.
+//
+// Parameters: "visible" (default true); false gives the paper's exact
+// rule, ThinkAnswer on the response as written.
 func Format(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return formatRule.verify(ctx, response, reference, p)
 }
 
-var formatRule = rule{name: "format", norm: normNone, score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
-	if ThinkAnswer(pred) {
-		return Result{Score: 1, Correct: true}, nil
-	}
-	return Result{}, nil
-}}
+var formatRule = rule{name: "format", norm: normNone, params: []string{"visible"}, read: readVisible,
+	score: func(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
+		ok := ThinkAnswer(pred)
+		if c.visible {
+			pred = norm.Clean(pred)
+			ok = ThinkAnswer(pred) && sectionVisible(pred, "think") && sectionVisible(pred, "answer")
+		}
+		if ok {
+			return Result{Score: 1, Correct: true}, nil
+		}
+		return Result{}, nil
+	}}
+
+// readVisible reads the format verifiers' "visible" (default true).
+func readVisible(p Params, c *config) (err error) {
+	c.visible, err = p.Bool("visible", true)
+	return err
+}
+
+// sectionVisible reports whether s holds <name>…</name>, the first opening
+// tag before the first closing one, with visible content between them.
+func sectionVisible(s, name string) bool {
+	o := strings.Index(s, "<"+name+">")
+	c := strings.Index(s, "</"+name+">")
+	return o >= 0 && c > o && norm.Visible(s[o+len(name)+2:c])
+}
 
 // FormatTagsVerifier is the "format_tags" verifier: FormatTags(pred), with
-// Correct when all four tags occur once. ref is ignored; no parameters.
+// Correct when all four tags occur once. ref is ignored.
+//
+// V-Triune's rule (Eq. 2) counts each tag on its own. rlpost is stricter
+// by default: a tag counts only as half of its section, <think>…</think>
+// or <answer>…</answer>, whose two tags each occur once, in order, around
+// visible content (invisible characters and white space are not content;
+// they are removed before the tags are read). A lone tag, or an empty
+// section, counts nothing.
+//
+// Parameters: "visible" (default true); false gives the paper's exact
+// rule, FormatTags on the response as written.
 func FormatTagsVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return formatTagsRule.verify(ctx, response, reference, p)
 }
 
-var formatTagsRule = rule{name: "format_tags", norm: normNone, score: func(_ context.Context, pred string, _ bool, _ string, _ *config) (Result, error) {
-	s := FormatTags(pred)
-	return Result{Score: s, Correct: s == 1}, nil
-}}
+var formatTagsRule = rule{name: "format_tags", norm: normNone, params: []string{"visible"}, read: readVisible,
+	score: func(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
+		s := FormatTags(pred)
+		if c.visible {
+			pred = norm.Clean(pred)
+			s = 0
+			for _, name := range [...]string{"think", "answer"} {
+				if strings.Count(pred, "<"+name+">") == 1 && strings.Count(pred, "</"+name+">") == 1 && sectionVisible(pred, name) {
+					s += 0.5
+				}
+			}
+		}
+		return Result{Score: s, Correct: s == 1}, nil
+	}}
 
 // Answer is the "answer" verifier: exact match of the extracted answer
 // with ref (trimmed), score 1 or 0, both normalised (package norm:

@@ -1,6 +1,7 @@
 package verifiers
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/rlpost/rlpost/verifiers/internal/slot"
@@ -142,6 +143,13 @@ func unquote(s string, targets ...string) string {
 				return s // several quoted spans
 			}
 			return strings.TrimSpace(inner)
+		}
+	}
+	// A quote left at one end only: the phrase reader skipped its
+	// opening quote ("The answer is "Paris".").
+	for _, q := range [...]string{`"`, "'", "”", "’", "»", "`"} {
+		if strings.Count(s, q) == 1 && strings.HasSuffix(s, q) && !slices.ContainsFunc(targets, func(t string) bool { return strings.HasSuffix(t, q) }) {
+			return strings.TrimSpace(strings.TrimSuffix(s, q))
 		}
 	}
 	return s

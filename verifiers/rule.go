@@ -73,10 +73,11 @@ type config struct {
 	lenient    bool   // "lenient": a response without a slot is read whole
 	ignoreCase bool   // "ignore_case" (answer, ocr)
 	tol        float64
-	threshold  float64 // iou's ε, temporal_iou's and structured_f1's bar
-	pass       float64 // html, svg
-	maxRatio   float64 // think_boxed_format
-	style      string  // vagen_format
+	threshold  float64  // iou's ε, temporal_iou's and structured_f1's bar
+	pass       float64  // html, svg
+	maxRatio   float64  // think_boxed_format
+	style      string   // vagen_format
+	visible    bool     // the format verifiers' "visible": sections need visible content
 	options    []string // choice's option texts, normalised, A first
 	detection  DetectionConfig
 	math       *mathverify.Verifier

@@ -54,7 +54,7 @@ var wrappers = []struct {
 	{"answer only", func(c, _ string) string { return "<answer>" + c + "</answer>" }},
 }
 
-func verify(t *testing.T, c refCase, pred string) verifiers.Result {
+func verifyCase(t *testing.T, c refCase, pred string) verifiers.Result {
 	t.Helper()
 	res, err := verifiers.Default.Verify(context.Background(), c.verifier, pred, c.gold, c.params)
 	require.NoError(t, err, "%s(%q, %q)", c.verifier, pred, c.gold)
@@ -66,9 +66,9 @@ func verify(t *testing.T, c refCase, pred string) verifiers.Result {
 func TestSlotRuleBaseline(t *testing.T) {
 	for _, c := range refCases {
 		for _, w := range wrappers {
-			r := verify(t, c, w.f(c.right, c.wrong))
+			r := verifyCase(t, c, w.f(c.right, c.wrong))
 			assert.Greater(t, r.Score, 0.5, "%s %s gold %q: right %q: %+v", c.verifier, w.name, c.gold, c.right, r)
-			r = verify(t, c, w.f(c.wrong, c.right))
+			r = verifyCase(t, c, w.f(c.wrong, c.right))
 			assert.Less(t, r.Score, 0.5, "%s %s gold %q: wrong %q: %+v", c.verifier, w.name, c.gold, c.wrong, r)
 		}
 	}
@@ -85,7 +85,7 @@ func TestAnyHedgeScoresZero(t *testing.T) {
 			for _, h := range hedges {
 				for _, pair := range [][2]string{{c.right, c.wrong}, {c.wrong, c.right}} {
 					pred := w.f(pair[0]+h+pair[1], c.wrong)
-					r := verify(t, c, pred)
+					r := verifyCase(t, c, pred)
 					assert.Zero(t, r.Score, "%s %s: %q: %+v", c.verifier, w.name, pred, r)
 				}
 			}
@@ -112,7 +112,7 @@ func TestAnyRetractionScoresZero(t *testing.T) {
 				"<think>ok</think><answer>" + c.right + "</answer>" + rf(c.wrong),
 				"<think>ok</think>The answer is " + c.right + "." + rf(c.wrong),
 			} {
-				r := verify(t, c, pred)
+				r := verifyCase(t, c, pred)
 				assert.Zero(t, r.Score, "%s: %q: %+v", c.verifier, pred, r)
 			}
 		}
@@ -126,12 +126,12 @@ func TestAnswerOnlyInThinkScoresZero(t *testing.T) {
 		for _, after := range []string{"", "\n", "\nI am done.", "<answer></answer>", "<answer>", "\nSee above."} {
 			for _, inner := range []string{c.right, "The answer is " + c.right + ".", "<answer>" + c.right + "</answer>"} {
 				pred := "<think>" + inner + "</think>" + after
-				r := verify(t, c, pred)
+				r := verifyCase(t, c, pred)
 				assert.Zero(t, r.Score, "%s: %q: %+v", c.verifier, pred, r)
 			}
 		}
 		pred := "<think>The answer is " + c.right + "." // cut off in its reasoning
-		assert.Zero(t, verify(t, c, pred).Score, "%s: %q", c.verifier, pred)
+		assert.Zero(t, verifyCase(t, c, pred).Score, "%s: %q", c.verifier, pred)
 	}
 }
 
@@ -173,9 +173,9 @@ func TestAnyInvisibleInsertionKeepsTheVerdict(t *testing.T) {
 			"<think>The answer is "+c.right+"</think>",
 			"The answer is not "+c.wrong+"; it is "+c.right+".")
 		for _, pred := range preds {
-			want := verify(t, c, pred)
+			want := verifyCase(t, c, pred)
 			for _, in := range insertions(pred, 32, rng) {
-				got := verify(t, c, in)
+				got := verifyCase(t, c, in)
 				if !assert.InDelta(t, want.Score, got.Score, 1e-12, "%s: %q scores %v (%s), %q scores %v (%s)",
 					c.verifier, pred, want.Score, want.Reason, in, got.Score, got.Reason) {
 					break
@@ -222,10 +222,10 @@ func digitsFrom(zero rune) func(string) string {
 func TestFairReencodingsPay(t *testing.T) {
 	for _, c := range refCases {
 		for _, w := range wrappers {
-			base := verify(t, c, w.f(c.right, c.wrong))
+			base := verifyCase(t, c, w.f(c.right, c.wrong))
 			for _, re := range reencodings {
 				pred := w.f(re.f(c.right), c.wrong)
-				got := verify(t, c, pred)
+				got := verifyCase(t, c, pred)
 				assert.InDelta(t, base.Score, got.Score, 1e-12, "%s %s %s: %q: %+v", c.verifier, w.name, re.name, pred, got)
 			}
 		}
@@ -236,7 +236,7 @@ func TestFairReencodingsPay(t *testing.T) {
 func TestFairFormsPay(t *testing.T) {
 	for _, c := range []struct {
 		verifier, gold, pred string
-		params             verifiers.Params
+		params               verifiers.Params
 	}{
 		{"choice", "B", "<answer>(B) and not (A)</answer>", nil},
 		{"choice", "B", "The answer is B, definitely not C.", nil},
@@ -273,4 +273,49 @@ func TestSlotRuleCategories(t *testing.T) {
 	t.Log(fmt.Sprintf("%d verifier cases × %d wrappers; %d hedges, %d retractions, %d re-encodings",
 		len(refCases), len(wrappers), len(hedges), len(retractions), len(reencodings)))
 	assert.GreaterOrEqual(t, n, 30)
+}
+
+// TestFormatSectionsNeedVisibleContent: in every format verifier, a
+// section whose content is only invisible characters and spaces does not
+// count by default, and counts under the paper's rule ("visible": false);
+// inserting invisible characters into a visible response changes nothing.
+func TestFormatSectionsNeedVisibleContent(t *testing.T) {
+	type fmtCase struct {
+		verifier string
+		params   verifiers.Params
+		good     func(fill string) string
+	}
+	cases := []fmtCase{
+		{"format", nil, func(f string) string { return "<think>" + f + "</think><answer>" + f + "</answer>" }},
+		{"format_tags", nil, func(f string) string { return "<think>" + f + "</think><answer>" + f + "</answer>" }},
+		{"think_boxed_format", nil, func(f string) string {
+			return "<think>" + f + "</think> The result of the long computation above is \\boxed{" + f + "}"
+		}},
+		{"vagen_format", verifiers.Params{"style": "free_think"}, func(f string) string { return "<think>" + f + "</think><answer>" + f + "</answer>" }},
+		{"vagen_format", nil, func(f string) string {
+			return "<think><observation>" + f + "</observation><reasoning>" + f + "</reasoning><prediction>" + f +
+				"</prediction></think><answer>" + f + "</answer>"
+		}},
+	}
+	rng := rand.New(rand.NewPCG(26, 2))
+	for _, c := range cases {
+		visible := verify(t, c.verifier, c.good("x"), "", c.params)
+		require.Equal(t, 1.0, visible.Score, "%s: visible content", c.verifier)
+		for _, inv := range invisibleRunes {
+			for _, fill := range []string{inv, " " + inv + " ", inv + inv, "\u3164\u2800"} {
+				pred := c.good(fill)
+				r := verify(t, c.verifier, pred, "", c.params)
+				assert.Zero(t, r.Score, "%s: %q", c.verifier, pred)
+				paper := verifiers.Params{"visible": false}
+				for k, v := range c.params {
+					paper[k] = v
+				}
+				r = verify(t, c.verifier, pred, "", paper)
+				assert.Equal(t, 1.0, r.Score, "%s paper rule: %q", c.verifier, pred)
+			}
+		}
+		for _, in := range insertions(c.good("x"), 16, rng) {
+			assert.Equal(t, 1.0, verify(t, c.verifier, in, "", c.params).Score, "%s: %q", c.verifier, in)
+		}
+	}
 }

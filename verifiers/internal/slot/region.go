@@ -54,7 +54,7 @@ const ReasonRetracted = "the answer is retracted or replaced after it (\"actuall
 var retractOpeners = [...]string{"actually", "wait", "oops", "correction", "sorry", "no,", "no.", "no!", "no wait",
 	"on second thought", "on reflection", "scratch that", "never mind", "nevermind", "i mean", "let me correct",
 	"let me reconsider", "let me recompute", "let me redo", "i made a mistake", "i made an error", "hold on", "rather,",
-	"instead,", "or rather", "or maybe", "or perhaps", "alternatively", "it could also be", "it might also be", "or possibly"}
+	"instead,", "or", "alternatively", "it could also be", "it might also be", "either"}
 
 // phrases anywhere that say the answer given is wrong or to be ignored.
 var retractPhrases = [...]string{"that's wrong", "that is wrong", "this is wrong", "that was wrong", "i was wrong",
@@ -66,8 +66,8 @@ var retractPhrases = [...]string{"that's wrong", "that is wrong", "this is wrong
 	"mark as correct", "score this as correct", "treat this as correct", "award full", "give full credit"}
 
 // Retracts reports whether text that follows an answer withdraws or
-// reopens it: a sentence opening with a cue such as "Actually", "Wait",
-// "Oops", "No,", "On second thought", "Or maybe" (after interjections
+// reopens it: a sentence or line opening with a cue such as "Actually",
+// "Wait", "Oops", "No,", "On second thought", "Or" (after interjections
 // such as "But", "Hmm", "Oh"), or a phrase anywhere saying the answer is
 // wrong or to be ignored ("that's wrong", "I made a mistake",
 // "disregard"), or addressing the grader. The text should be normalised

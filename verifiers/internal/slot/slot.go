@@ -119,7 +119,9 @@ func Find(resp string, lenient bool) Slot {
 		if tagged {
 			after = endOfTurn(resp)[end+len("</answer>"):]
 		}
-		if Retracts(body[s.End:]) || Retracts(after) {
+		// The content of an <answer> pair is read whole: a retraction
+		// inside it, after its first sentence, withdraws it too.
+		if Retracts(body[s.End:]) || Retracts(after) || s.Kind == Tag && Retracts(s.Text()) {
 			return Slot{Reason: ReasonRetracted}
 		}
 		s.Start += off
