@@ -319,3 +319,50 @@ func TestFormatSectionsNeedVisibleContent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSlotRule checks the slot rule of every reference verifier on any
+// response: a score in [0, 1] and no error against a valid reference; the
+// same score after a zero-width character is inserted anywhere; 0 for the
+// response placed only inside <think>; and 0 after a retraction appended
+// behind its answer.
+func FuzzSlotRule(f *testing.F) {
+	for _, c := range refCases {
+		for _, w := range wrappers {
+			f.Add(w.f(c.right, c.wrong), uint16(7))
+			f.Add(w.f(c.right+" or "+c.wrong, c.wrong), uint16(3))
+		}
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, pred string, at uint16) {
+		i := int(at) % (len(pred) + 1)
+		for i > 0 && i < len(pred) && !utf8.RuneStart(pred[i]) {
+			i--
+		}
+		inserted := pred[:i] + "\u200b" + pred[i:]
+		for _, c := range refCases {
+			res, err := verifiers.Default.Verify(ctx, c.verifier, pred, c.gold, c.params)
+			if err != nil || !(res.Score >= 0 && res.Score <= 1) {
+				t.Fatalf("%s(%q) = %+v, %v", c.verifier, pred, res, err)
+			}
+			res2, err := verifiers.Default.Verify(ctx, c.verifier, inserted, c.gold, c.params)
+			if err != nil || res2.Score != res.Score {
+				t.Fatalf("%s: %q scores %v (%s) but %q scores %v (%s), %v", c.verifier, pred, res.Score, res.Reason,
+					inserted, res2.Score, res2.Reason, err)
+			}
+			if strings.Contains(pred, "think>") || strings.Contains(pred, "<|") {
+				continue
+			}
+			think := "<think>" + pred + "</think>"
+			if r, err := verifiers.Default.Verify(ctx, c.verifier, think, c.gold, c.params); err != nil || r.Score != 0 {
+				t.Fatalf("%s: answer only in the reasoning %q scores %+v, %v", c.verifier, think, r, err)
+			}
+			if strings.Contains(pred, "answer>") || strings.Contains(pred, "```") || strings.Count(pred, "\\boxed") > 0 {
+				continue
+			}
+			retracted := "<answer>" + pred + "</answer> Actually, that's wrong."
+			if r, err := verifiers.Default.Verify(ctx, c.verifier, retracted, c.gold, c.params); err != nil || r.Score != 0 {
+				t.Fatalf("%s: retracted %q scores %+v, %v", c.verifier, retracted, r, err)
+			}
+		}
+	})
+}
