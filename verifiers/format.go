@@ -91,11 +91,15 @@ func sectionVisible(s, name string) bool {
 // Correct when all four tags occur once. ref is ignored.
 //
 // V-Triune's rule (Eq. 2) counts each tag on its own. rlpost is stricter
-// by default: a tag counts only as half of its section, <think>…</think>
-// or <answer>…</answer>, whose two tags each occur once, in order, around
-// visible content (invisible characters and white space are not content;
-// they are removed before the tags are read). A lone tag, or an empty
-// section, counts nothing.
+// by default: a tag that occurs once counts only when the section it
+// delimits holds visible content (invisible characters and white space
+// are not content; they are removed before the tags are read). The
+// section of a tag is the text between it and its partner when the
+// partner follows (or precedes, for a closing tag); for a tag without its
+// partner, the text up to the next of the four tags (or from the previous
+// one), or to the end (from the start) of the response. So
+// "<think></think><answer>42</answer>" scores 0.5 and "<think>a</think><answer>b"
+// 0.75.
 //
 // Parameters: "visible" (default true); false gives the paper's exact
 // rule, FormatTags on the response as written.
@@ -107,13 +111,7 @@ var formatTagsRule = rule{name: "format_tags", norm: normNone, params: []string{
 	score: func(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
 		s := FormatTags(pred)
 		if c.visible {
-			pred = norm.Clean(pred)
-			s = 0
-			for _, name := range [...]string{"think", "answer"} {
-				if strings.Count(pred, "<"+name+">") == 1 && strings.Count(pred, "</"+name+">") == 1 && sectionVisible(pred, name) {
-					s += 0.5
-				}
-			}
+			s = formatTagsVisible(norm.Clean(pred))
 		}
 		return Result{Score: s, Correct: s == 1}, nil
 	}}
@@ -154,4 +152,61 @@ func scoreAnswer(_ context.Context, ans string, found bool, ref string, c *confi
 		res.Score, res.Correct = 1, true
 	}
 	return res, nil
+}
+
+// formatTagsVisible is FormatTags counting a tag only when its section
+// holds visible content (see FormatTagsVerifier).
+func formatTagsVisible(s string) float64 {
+	var pos [4]int
+	for k, t := range formatTags {
+		pos[k] = -1
+		if strings.Count(s, t) == 1 {
+			pos[k] = strings.Index(s, t)
+		}
+	}
+	// next and prev find the neighbouring tag of any kind.
+	next := func(i int) int {
+		e := len(s)
+		for _, t := range formatTags {
+			if j := strings.Index(s[i:], t); j >= 0 && i+j < e {
+				e = i + j
+			}
+		}
+		return e
+	}
+	prev := func(i int) int {
+		b := 0
+		for _, t := range formatTags {
+			if j := strings.LastIndex(s[:i], t); j >= 0 && j+len(t) > b {
+				b = j + len(t)
+			}
+		}
+		return b
+	}
+	var r float64
+	for k, t := range formatTags {
+		p := pos[k]
+		if p < 0 {
+			continue
+		}
+		var content string
+		if k%2 == 0 { // an opening tag: to its closing partner, else the next tag
+			from := p + len(t)
+			if q := pos[k+1]; q >= from {
+				content = s[from:q]
+			} else {
+				content = s[from:next(from)]
+			}
+		} else { // a closing tag: from its opening partner, else the previous tag
+			if q := pos[k-1]; q >= 0 && q+len(formatTags[k-1]) <= p {
+				content = s[q+len(formatTags[k-1]) : p]
+			} else {
+				content = s[prev(p):p]
+			}
+		}
+		if norm.Visible(content) {
+			r += 0.25
+		}
+	}
+	return r
 }
