@@ -80,8 +80,9 @@ func Visible(s string) bool {
 }
 
 // Clean returns s without its invisible characters (step 1 of the package
-// rule); line and paragraph separators become "\n". ASCII text and text
-// without such characters are returned as they are.
+// rule); line and paragraph separators become "\n", an invalid UTF-8 byte
+// U+FFFD. ASCII text and valid text without such characters are returned
+// as they are.
 func Clean(s string) string {
 	i := firstNonASCII(s)
 	if i == len(s) {
@@ -91,7 +92,7 @@ func Clean(s string) string {
 scan:
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if Invisible(r) || r == 0x2028 || r == 0x2029 {
+		if Invisible(r) || r == 0x2028 || r == 0x2029 || r == utf8.RuneError && n == 1 {
 			break scan
 		}
 		i += n
@@ -105,7 +106,7 @@ scan:
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
-			b.WriteByte(s[i]) // an invalid byte stays as it is
+			b.WriteRune(utf8.RuneError) // an invalid byte, as it renders
 		case Invisible(r):
 		case r == 0x2028 || r == 0x2029:
 			b.WriteByte('\n')
@@ -119,7 +120,7 @@ scan:
 
 // Text returns s under the whole package rule: invisible characters
 // removed, digits, fractions, superscripts and subscripts written in
-// ASCII, then NFKC. Invalid UTF-8 bytes are kept as they are.
+// ASCII, then NFKC. An invalid UTF-8 byte becomes U+FFFD.
 func Text(s string) string {
 	i := firstNonASCII(s)
 	if i == len(s) {
@@ -138,7 +139,10 @@ func Text(s string) string {
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
-			b.WriteByte(c)
+			// An invalid byte becomes U+FFFD, as it renders: kept as it
+			// is, it could join the bytes around a removed character
+			// into a new one.
+			b.WriteRune(utf8.RuneError)
 			i++
 			continue
 		}
@@ -160,7 +164,7 @@ func Text(s string) string {
 			b.WriteByte('/')
 		case r == 0x00BA: // masculine ordinal, written for a degree
 			b.WriteString("°")
-		case (r == 0x2009 || r == 0x202F) && protect && isDigitByte(lastByte(&b)) && i < len(s) && isDigitByte(s[i]):
+		case (r == 0x2009 || r == 0x202F) && protect && isDigitByte(lastByte(&b)) && digitNext(s, i):
 			// A thin space between digits separates thousands ("1 234"):
 			// kept for the number readers, which read it so; NFKC would
 			// make it a space, which separates two numbers.
@@ -182,7 +186,7 @@ func Text(s string) string {
 	if !xnorm.NFKC.IsNormalString(out) {
 		out = xnorm.NFKC.String(out)
 	}
-	if strings.ContainsRune(out, thinKeep) {
+	if protect && strings.ContainsRune(out, thinKeep) {
 		out = strings.ReplaceAll(out, string(thinKeep), "\u2009")
 	}
 	return out
@@ -298,4 +302,17 @@ func writeScript(b *strings.Builder, s string, i int) int {
 		b.WriteByte('}')
 	}
 	return i
+}
+
+// digitNext reports whether the first character at or after s[i] that is
+// not invisible is a decimal digit.
+func digitNext(s string, i int) bool {
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !Invisible(r) {
+			return unicode.Is(unicode.Nd, r)
+		}
+		i += n
+	}
+	return false
 }

@@ -77,7 +77,7 @@ func readWords(s string, i int) (v int64, neg bool, end int, ok bool) {
 		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
 			return -1, true, k, true
 		}
-		if k < len(s) && isLetter(s[k]) {
+		if k < len(s) && isLetter(s[k]) && !signs[firstWord(s, k)] {
 			if v, _, end, ok := readWords(s, k); ok && v >= 0 {
 				return v, true, end, true
 			}
@@ -168,3 +168,8 @@ func skipJoin(s string, i int, and bool) int {
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+func firstWord(s string, i int) string {
+	w, _ := word(s, i)
+	return w
+}
