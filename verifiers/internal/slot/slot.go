@@ -28,6 +28,11 @@
 //     with its only math environment) or else a concluding sentence
 //     ("Therefore, the total is 42.").
 //  5. Otherwise there is no slot and the response earns nothing.
+//  6. Nothing after the slot may withdraw it (Retracts): in the rest of
+//     the region, after </answer>, or inside an <answer> read whole.
+//
+// FindRegion is steps 0–2 alone, for verifiers whose answers are not
+// short values (boxes, detections, intervals, dictionaries, text).
 //
 // Lenient mode, an explicit parameter of each verifier, replaces step 5
 // by "the whole response after the reasoning".
