@@ -68,14 +68,14 @@ func decodeDetectionsOpen(s string) ([]Detection, int, bool, error) {
 	if s[0] == '{' {
 		var one detectionJSON
 		if err := dec.Decode(&one); err != nil {
-			return nil, 0, errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
+			return nil, int(dec.InputOffset()), errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
 		}
 		raw = []detectionJSON{one}
 	} else if err := dec.Decode(&raw); err != nil {
-		return nil, 0, errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
+		return nil, int(dec.InputOffset()), errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
 	}
 	if len(raw) > MaxBoxes {
-		return nil, 0, false, tensor.Errorf(ErrTooLarge, "detections", nil, "%d boxes, limit %d", len(raw), MaxBoxes)
+		return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrTooLarge, "detections", nil, "%d boxes, limit %d", len(raw), MaxBoxes)
 	}
 	out := make([]Detection, len(raw))
 	for k, d := range raw {
@@ -84,11 +84,11 @@ func decodeDetectionsOpen(s string) ([]Detection, int, bool, error) {
 			coords = d.BBox2D
 		}
 		if len(coords) != 4 {
-			return nil, 0, false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "box has %d numbers, want 4 under \"bbox\" or \"bbox_2d\"", len(coords))
+			return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "box has %d numbers, want 4 under \"bbox\" or \"bbox_2d\"", len(coords))
 		}
 		label := strings.TrimSpace(d.Label)
 		if label == "" {
-			return nil, 0, false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "missing \"label\"")
+			return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "missing \"label\"")
 		}
 		out[k] = Detection{Label: label, Box: Box(coords)}
 	}
@@ -427,16 +427,20 @@ func renameArg(err error, arg string) error {
 // end of the last one, and the first parse error when none reads.
 func detectionCandidates(s string) (lists [][]Detection, end int, firstErr error) {
 	var seen []string
-	tries := 0
-	for i := 0; i < len(s) && tries < maxJSONTries; i++ {
+	tries, scanned := 0, 0
+	for i := 0; i < len(s) && tries < maxJSONTries && scanned <= 2*len(s); i++ {
 		if s[i] != '[' && s[i] != '{' {
 			continue
 		}
 		tries++
 		ds, n, open, err := decodeDetectionsOpen(s[i:])
+		scanned += n
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
+			}
+			if n > 0 && !open {
+				i += n - 1 // a whole JSON value that is not a detection list
 			}
 			if open {
 				// A value left open to the end of the answer: any later

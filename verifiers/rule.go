@@ -153,6 +153,14 @@ func (b *builtin) Verify(ctx context.Context, response, reference string) (Resul
 		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(b.r.name, err)
 	}
 	response, reference = b.r.norm.apply(response), b.r.norm.apply(reference)
+	// Normalisation writes an invalid byte as U+FFFD (three bytes): the
+	// limits hold for what the rules read.
+	if len(reference) > MaxInputBytes {
+		return Result{}, wrap(b.r.name, tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes after normalisation, limit %d", len(reference), MaxInputBytes))
+	}
+	if len(response) > MaxInputBytes {
+		return Result{Reason: fmt.Sprintf("limit: pred is %d bytes after normalisation, over %d", len(response), MaxInputBytes)}, nil
+	}
 	ans, found, slotReason := response, true, ""
 	switch b.c.extract {
 	case "":
