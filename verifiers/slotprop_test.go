@@ -2,7 +2,6 @@ package verifiers_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -270,8 +269,8 @@ func TestFairFormsPay(t *testing.T) {
 // property covered, so a shrinking generator is noticed.
 func TestSlotRuleCategories(t *testing.T) {
 	n := len(refCases) * len(wrappers)
-	t.Log(fmt.Sprintf("%d verifier cases × %d wrappers; %d hedges, %d retractions, %d re-encodings",
-		len(refCases), len(wrappers), len(hedges), len(retractions), len(reencodings)))
+	t.Logf("%d verifier cases × %d wrappers; %d hedges, %d retractions, %d re-encodings",
+		len(refCases), len(wrappers), len(hedges), len(retractions), len(reencodings))
 	assert.GreaterOrEqual(t, n, 30)
 }
 
