@@ -365,3 +365,28 @@ func FuzzSlotRule(f *testing.F) {
 		}
 	})
 }
+
+// TestCodeSlot: html and svg read the answer region only — code that
+// appears only in the reasoning earns nothing, a retraction after the
+// fence earns nothing, and invisible characters change no score.
+func TestCodeSlot(t *testing.T) {
+	code := "```html\n<div class=\"card\"><h1>Title</h1><p>Body</p></div>\n```"
+	ref := `<div class="card"><h1>Title</h1><p>Body</p></div>`
+	for _, name := range []string{"html", "svg"} {
+		good := verify(t, name, "<think>draft</think><answer>"+code+"</answer>", ref, nil)
+		require.Greater(t, good.Score, 0.4, "%s", name)
+		for _, pred := range []string{
+			"<think>" + code + "</think>",
+			"<think>" + code + "</think>\nDone.",
+			"<think>ok</think><answer>" + code + "\nActually, that's wrong.</answer>",
+			"<think>ok</think>" + code + "\nWait, I made a mistake.",
+		} {
+			r := verify(t, name, pred, ref, nil)
+			assert.Less(t, r.Score, 0.1, "%s(%q) = %+v", name, pred, r)
+		}
+		rng := rand.New(rand.NewPCG(26, 3))
+		for _, in := range insertions("<think>draft</think><answer>"+code+"</answer>", 16, rng) {
+			assert.Equal(t, good.Score, verify(t, name, in, ref, nil).Score, "%s(%q)", name, in)
+		}
+	}
+}
