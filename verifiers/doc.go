@@ -72,6 +72,8 @@
 //	format_tags  V-Triune Eq. 2, 0.25 per tag occurring exactly once
 //
 //	svg          without a renderer: 0.25·(token + tag Jaccard), with a reason
+//	qa           SQuAD-normalised exact match or token F1 over several golds,
+//	             Search-R1's QA reward (extract, metric)
 //
 // The Default "svg" has no renderer (type SVG documents the score rule); a
 // caller with one registers SVG{Render: …}.New in its own registry.

@@ -107,7 +107,8 @@ func lastFenceSpan(s string) (start, end int, ok bool) {
 }
 
 // hedged reports an answer text that offers alternatives — "X or Y", "X /
-// Y", "either X", "X, or maybe Y" — when no target uses that word itself.
+// Y", "either X", "X, or maybe Y" — or runs a retraction into itself ("X
+// Actually no, Y"), when no target uses that word itself.
 func hedged(ans string, targets ...string) bool {
 	lower := strings.ToLower(ans)
 	for _, sep := range [...]string{" or ", " / ", "either ", " maybe ", " possibly ", " perhaps "} {
@@ -122,6 +123,13 @@ func hedged(ans string, targets ...string) bool {
 			}
 		}
 		if !inTarget {
+			return true
+		}
+	}
+	// A retraction run into the answer without a sentence break: "Paris
+	// Actually no, it is London" (a capitalised cue inside the text).
+	for _, cue := range [...]string{" Actually", " Wait", " Oops", " Sorry", " Correction", " Scratch that", " On second thought", " No, it", " No wait"} {
+		if strings.Contains(ans, cue) && !slices.ContainsFunc(targets, func(t string) bool { return strings.Contains(t, cue) }) {
 			return true
 		}
 	}

@@ -76,7 +76,7 @@ type config struct {
 	threshold  float64  // iou's ε, temporal_iou's and structured_f1's bar
 	pass       float64  // html, svg
 	maxRatio   float64  // think_boxed_format
-	style      string   // vagen_format
+	style      string   // vagen_format's style, qa's metric
 	visible    bool     // the format verifiers' "visible": sections need visible content
 	options    []string // choice's option texts, normalised, A first
 	detection  DetectionConfig

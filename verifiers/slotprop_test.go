@@ -37,6 +37,8 @@ var refCases = []refCase{
 	{"temporal_iou", nil, "[65, 90]", "[1:05, 1:30]", "[2:00, 2:30]"},
 	{"ocr", nil, "HELLO WORLD 2024", "HELLO WORLD 2024", "GOODBYE MOON 1999"},
 	{"answer", nil, "Paris 75", "Paris 75", "London 44"},
+	{"qa", nil, `["Barack Obama", "Obama"]`, "barack obama", "George Bush"},
+	{"qa", verifiers.Params{"metric": "f1"}, "the Eiffel Tower in Paris", "Eiffel Tower, Paris", "Big Ben, London"},
 	{"structured_f1", nil, `{"player": "row 2 col 1", "box0": ["above player"]}`, `{"player": "row 2 col 1", "box0": ["above player"]}`, `{"player": "row 9 col 9", "box0": ["below target"]}`},
 }
 
