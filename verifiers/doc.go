@@ -74,6 +74,8 @@
 //	svg          without a renderer: 0.25·(token + tag Jaccard), with a reason
 //	qa           SQuAD-normalised exact match or token F1 over several golds,
 //	             Search-R1's QA reward (extract, metric)
+//	ifeval       IFEval-style instructions: counts, keywords, forbidden words,
+//	             case, JSON, placeholders, sections, start/end phrases
 //
 // The Default "svg" has no renderer (type SVG documents the score rule); a
 // caller with one registers SVG{Render: …}.New in its own registry.

@@ -144,6 +144,7 @@ func TestFailureModes(t *testing.T) {
 			_, err := verifiers.ScoreDetections([]verifiers.Detection{{Label: "a", Box: verifiers.Box{2, 2, 1, 1}}}, nil, verifiers.DefaultDetectionConfig())
 			return err
 		}, []error{tensor.ErrRange}, "gt"},
+		"IFEval":               {func() error { _, err := verifiers.IFEval(ctx, "x", "", nil); return err }, []error{verifiers.ErrParam}, param("instructions")},
 		"QA":                   {func() error { _, err := verifiers.QA(ctx, "x", `["a"`, nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"StructuredF1Verifier": {func() error { _, err := verifiers.StructuredF1Verifier(ctx, "{}", "[1]", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"StructuredFacts":      {func() error { _, err := verifiers.StructuredFacts("{"); return err }, []error{verifiers.ErrSyntax}, "dictionary"},

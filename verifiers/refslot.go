@@ -17,6 +17,7 @@ const (
 	shapeStructured slotShape = iota // boxes, detections, intervals, dictionaries
 	shapeText                        // recognised or exact text
 	shapeCode                        // markup and code
+	shapeWhole                       // the region whole (instruction following)
 )
 
 // Reasons of the structured slot rule.
@@ -58,6 +59,9 @@ func readRegion(resp string, shape slotShape, has func(string) bool) (regionAnsw
 		return regionAnswer{}, r.Reason
 	}
 	body := resp[r.Start:r.End]
+	if shape == shapeWhole {
+		return regionAnswer{text: strings.TrimSpace(body), whole: true}, ""
+	}
 	s := slot.Find(resp, true)
 	if s.Kind == slot.None {
 		return regionAnswer{}, s.Reason // malformed box, several boxes, a retraction

@@ -79,6 +79,7 @@ type config struct {
 	style      string   // vagen_format's style, qa's metric
 	visible    bool     // the format verifiers' "visible": sections need visible content
 	options    []string // choice's option texts, normalised, A first
+	ifeval     *ifevalConfig
 	detection  DetectionConfig
 	math       *mathverify.Verifier
 }
@@ -153,8 +154,8 @@ func (b *builtin) Verify(ctx context.Context, response, reference string) (Resul
 		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(b.r.name, err)
 	}
 	response, reference = b.r.norm.apply(response), b.r.norm.apply(reference)
-	// Normalisation writes an invalid byte as U+FFFD (three bytes): the
-	// limits hold for what the rules read.
+	// NFKC may lengthen a text (ﷺ is 18 characters): the limits hold for
+	// what the rules read.
 	if len(reference) > MaxInputBytes {
 		return Result{}, wrap(b.r.name, tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes after normalisation, limit %d", len(reference), MaxInputBytes))
 	}

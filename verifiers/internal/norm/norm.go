@@ -81,7 +81,7 @@ func Visible(s string) bool {
 
 // Clean returns s without its invisible characters (step 1 of the package
 // rule); line and paragraph separators become "\n", an invalid UTF-8 byte
-// U+FFFD. ASCII text and valid text without such characters are returned
+// Substitute. ASCII text and valid text without such characters are returned
 // as they are.
 func Clean(s string) string {
 	i := firstNonASCII(s)
@@ -106,7 +106,7 @@ scan:
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
-			b.WriteRune(utf8.RuneError) // an invalid byte, as it renders
+			b.WriteByte(substitute) // an invalid byte, one for one
 		case Invisible(r):
 		case r == 0x2028 || r == 0x2029:
 			b.WriteByte('\n')
@@ -120,7 +120,7 @@ scan:
 
 // Text returns s under the whole package rule: invisible characters
 // removed, digits, fractions, superscripts and subscripts written in
-// ASCII, then NFKC. An invalid UTF-8 byte becomes U+FFFD.
+// ASCII, then NFKC. An invalid UTF-8 byte becomes Substitute.
 func Text(s string) string {
 	i := firstNonASCII(s)
 	if i == len(s) {
@@ -139,10 +139,10 @@ func Text(s string) string {
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
-			// An invalid byte becomes U+FFFD, as it renders: kept as it
-			// is, it could join the bytes around a removed character
-			// into a new one.
-			b.WriteRune(utf8.RuneError)
+			// An invalid byte becomes Substitute: kept as it is, it could
+			// join the bytes around a removed character into a new one;
+			// one byte for one byte, so the text does not grow.
+			b.WriteByte(substitute)
 			i++
 			continue
 		}
@@ -191,6 +191,13 @@ func Text(s string) string {
 	}
 	return out
 }
+
+// Substitute replaces an invalid UTF-8 byte: ASCII's SUB control
+// character, one byte, which no rule reads as part of a word, number or
+// tag.
+const Substitute = '\x1a'
+
+const substitute = byte(Substitute)
 
 // thinKeep stands for a thin space between digits while NFKC runs: a
 // private-use character, which NFKC leaves alone.
