@@ -140,7 +140,7 @@ func scoreIFEval(_ context.Context, text string, found bool, _ string, c *config
 	lower := strings.ToLower(text)
 	words := countWords(text)
 	bounds := []struct {
-		name     string
+		name      string
 		n, lo, hi int
 	}{
 		{"words", words, f.minWords, f.maxWords},
