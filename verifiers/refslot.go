@@ -74,7 +74,13 @@ func readRegion(resp string, shape slotShape, has func(string) bool) (regionAnsw
 		if slot.Retracts(body[fe:]) || slot.Retracts(r.After) {
 			return regionAnswer{}, slot.ReasonRetracted
 		}
-		return regionAnswer{text: strings.TrimSpace(body[fs:fe])}, ""
+		text := strings.TrimSpace(body[fs:fe])
+		// Earlier fences must hold the same answer (code may come in
+		// several blocks; an answer may not).
+		if shape != shapeCode && differingFences(body[:strings.LastIndex(body[:fs], "```")], text) {
+			return regionAnswer{}, reasonSeveral
+		}
+		return regionAnswer{text: text}, ""
 	}
 	if slot.Retracts(r.After) {
 		return regionAnswer{}, slot.ReasonRetracted
@@ -108,6 +114,26 @@ func lastFenceSpan(s string) (start, end int, ok bool) {
 		start += nl + 1
 	}
 	return start, end, true
+}
+
+// differingFences reports whether s holds a closed ``` fence whose
+// content differs from want (white space aside). At most 16 fences are
+// read.
+func differingFences(s, want string) bool {
+	squash := func(x string) string { return strings.Join(strings.Fields(x), "") }
+	w := squash(want)
+	for k := 0; k < 16; k++ {
+		fs, fe, ok := lastFenceSpan(s)
+		if !ok {
+			return false
+		}
+		if squash(s[fs:fe]) != w {
+			return true
+		}
+		// Before this fence's opening ```.
+		s = s[:strings.LastIndex(s[:fs], "```")]
+	}
+	return false
 }
 
 // hedged reports an answer text that offers alternatives — "X or Y", "X /

@@ -392,3 +392,39 @@ func TestCodeSlot(t *testing.T) {
 		}
 	}
 }
+
+// confirmations follow an answer without withdrawing it.
+var confirmations = []string{
+	"\n\nWait, let me double-check this. Yes, it holds.",
+	"\nI hope this helps.",
+	"\n\nThis is consistent with the figure.",
+}
+
+// TestConfirmationAfterTheAnswerPays: text after the answer that checks or
+// restates it, without a retraction cue, changes no score.
+func TestConfirmationAfterTheAnswerPays(t *testing.T) {
+	for _, c := range refCases {
+		base := verifyCase(t, c, "<think>ok</think><answer>"+c.right+"</answer>")
+		for _, conf := range confirmations {
+			pred := "<think>ok</think><answer>" + c.right + "</answer>" + conf
+			assert.Equal(t, base.Score, verifyCase(t, c, pred).Score, "%s: %q", c.verifier, pred)
+		}
+	}
+}
+
+// TestDifferingFencesScoreZero: two fenced answers that differ, in either
+// order, are several candidates; the same fenced answer twice is one.
+func TestDifferingFencesScoreZero(t *testing.T) {
+	fence := func(s string) string { return "```\n" + s + "\n```" }
+	for _, c := range refCases {
+		if c.verifier == "math" || c.verifier == "number" || c.verifier == "choice" {
+			continue // short values: the slot rule's boxes and phrases, not fences
+		}
+		for _, pair := range [][2]string{{c.right, c.wrong}, {c.wrong, c.right}} {
+			pred := "<think>ok</think>" + fence(pair[0]) + "\nHere it is again:\n" + fence(pair[1])
+			assert.Zero(t, verifyCase(t, c, pred).Score, "%s: %q", c.verifier, pred)
+		}
+		pred := "<think>ok</think>" + fence(c.right) + "\nHere it is again:\n" + fence(c.right)
+		assert.Greater(t, verifyCase(t, c, pred).Score, 0.5, "%s: %q", c.verifier, pred)
+	}
+}

@@ -51,9 +51,11 @@ const ReasonRetracted = "the answer is retracted or replaced after it (\"actuall
 
 // sentence-opening cues that withdraw or reopen an answer given before
 // them; interjections ("but", "oh", "hmm", "well") before them are skipped.
-var retractOpeners = [...]string{"actually", "wait", "oops", "correction", "sorry", "no,", "no.", "no!", "no wait",
+var retractOpeners = [...]string{"actually", "wait, no", "wait no", "wait, that", "wait, actually", "wait, it",
+	"wait, the answer", "wait, i was", "wait, i made", "wait, this is", "hold on, no", "hold on, that",
+	"oops", "correction", "sorry", "no,", "no.", "no!", "no wait",
 	"on second thought", "on reflection", "scratch that", "never mind", "nevermind", "i mean", "let me correct",
-	"let me reconsider", "let me recompute", "let me redo", "i made a mistake", "i made an error", "hold on", "rather,",
+	"let me reconsider", "let me recompute", "let me redo", "i made a mistake", "i made an error", "rather,",
 	"instead,", "or", "alternatively", "it could also be", "it might also be", "either"}
 
 // phrases anywhere that say the answer given is wrong or to be ignored.
@@ -67,7 +69,8 @@ var retractPhrases = [...]string{"that's wrong", "that is wrong", "this is wrong
 
 // Retracts reports whether text that follows an answer withdraws or
 // reopens it: a sentence or line opening with a cue such as "Actually",
-// "Wait", "Oops", "No,", "On second thought", "Or" (after interjections
+// "Wait, no", "Oops", "No,", "On second thought", "Or" (not "Or
+// equivalently"; after interjections
 // such as "But", "Hmm", "Oh"), or a phrase anywhere saying the answer is
 // wrong or to be ignored ("that's wrong", "I made a mistake",
 // "disregard"), or addressing the grader. The text should be normalised
@@ -92,6 +95,9 @@ func Retracts(text string) bool {
 		}
 		for _, c := range retractOpeners {
 			if strings.HasPrefix(lower[j:], c) && (len(lower) == j+len(c) || !isLetter(lower[j+len(c)]) || !isLetter(c[len(c)-1])) {
+				if c == "or" && restates(lower[j+2:]) {
+					break
+				}
 				return true
 			}
 		}
@@ -101,6 +107,18 @@ func Retracts(text string) bool {
 			break
 		}
 		i = j + k + 1
+	}
+	return false
+}
+
+// restates reports an "or" that restates the answer in another form
+// rather than offering another: "or equivalently", "or in other words".
+func restates(t string) bool {
+	t = strings.TrimLeft(t, " ,")
+	for _, w := range [...]string{"equivalently", "in other words", "simply", "written as", "in simplest form", "expressed as"} {
+		if strings.HasPrefix(t, w) {
+			return true
+		}
 	}
 	return false
 }
