@@ -61,15 +61,15 @@ func mkSample(source, verifier, response, reference string, p verifiers.Params) 
 func TestRouteMixedBatch(t *testing.T) {
 	good := "<think>ok</think><answer>B</answer>"
 	samples := []rewards.Sample{
-		mkSample("mmk12", "choice", good, "B", nil),                                       // acc 1, format 1
-		mkSample("mmk12", "choice", "<answer>C</answer>", "B", nil),                       // acc 0, format 0.5
-		mkSample("count", "number", "<think>3 + 4</think><answer>7</answer>", "7", nil),   // acc 1, format 1
-		mkSample("coco", "iou", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]", nil),        // acc 0.5, format 0.5
-		mkSample("coco", "nonexistent", good, "B", nil),                                   // unknown verifier
-		mkSample("count", "number", good, "no number", nil),                               // bad reference
-		mkSample("mmk12", "choice", good, "B", verifiers.Params{"bogus": 1}),              // bad parameter
-		{Spec: rewards.RouteSpec{Verifier: "choice"}, Response: good, Reference: "B"},     // zero ratios
-		{Spec: rewards.RouteSpec{DataSource: "fmt", FormatRatio: 1}, Response: "<think>"}, // format only
+		mkSample("mmk12", "choice", good, "B", nil),                                        // acc 1, format 1
+		mkSample("mmk12", "choice", "<answer>C</answer>", "B", nil),                        // acc 0, format 0.5
+		mkSample("count", "number", "<think>3 + 4</think><answer>7</answer>", "7", nil),    // acc 1, format 1
+		mkSample("coco", "iou", "<answer>[0,0,10,5]</answer>", "[0,0,10,10]", nil),         // acc 0.5, format 0.5
+		mkSample("coco", "nonexistent", good, "B", nil),                                    // unknown verifier
+		mkSample("count", "number", good, "no number", nil),                                // bad reference
+		mkSample("mmk12", "choice", good, "B", verifiers.Params{"bogus": 1}),               // bad parameter
+		{Spec: rewards.RouteSpec{Verifier: "choice"}, Response: good, Reference: "B"},      // zero ratios
+		{Spec: rewards.RouteSpec{DataSource: "fmt", FormatRatio: 1}, Response: "<think>x"}, // format only
 	}
 	wantReward := []float64{1.1, 0.05, 1.1, 0.55, 0, 0, 0, 0, 0.25}
 	wantErr := []bool{false, false, false, false, true, true, true, true, false}

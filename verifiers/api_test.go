@@ -20,7 +20,7 @@ func TestCancelledContextPrefix(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, name := range verifiers.Names() {
-		v, err := verifiers.New(name, nil)
+		v, err := verifiers.New(name, validParams[name])
 		require.NoError(t, err)
 		_, err = v.Verify(ctx, "A", "A")
 		want := "verifiers: " + name + ": context canceled"

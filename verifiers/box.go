@@ -2,11 +2,13 @@ package verifiers
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Box is an axis-aligned box [x1, y1, x2, y2] with x1 ≤ x2 and y1 ≤ y2, in
@@ -202,14 +204,24 @@ func iouThreshold(p Params, def float64, allowZero bool) (float64, error) {
 // ε = 0 it is the plain IoU. Correct means IoU ≥ ε, or IoU ≥ 0.5 when ε is
 // 0. A prediction without a box, or with an unordered one, scores 0.
 //
-// Parameters: "extract" (default "auto"); "threshold" ε in [0, 1] (default
-// 0) or "progress" p in [0, 1], which sets ε by the Dynamic IoU schedule.
+// The answer is read under the slot rule (docs/spec.md#answer-slot): the
+// answer region must hold exactly one box — "[x1, y1, x2, y2]", "(x1, y1,
+// x2, y2)", a JSON object with "bbox"/"bbox_2d", or one naming its corners
+// ({"x1": …, "y1": …, "x2": …, "y2": …}, also x_min/xmin…, left/top/
+// right/bottom); the same box written twice counts once. Several
+// different boxes, none, or a retraction after it score 0 with a Reason.
+//
+// Parameters: "extract" (default "slot"; "auto", the last box of the last
+// <answer> or of the whole text, is the reading of earlier releases);
+// "threshold" ε in [0, 1] (default 0) or "progress" p in [0, 1], which
+// sets ε by the Dynamic IoU schedule.
 func IoUVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return iouRule.verify(ctx, response, reference, p)
 }
 
 var iouRule = rule{
-	name: "iou", extract: ExtractAuto, params: []string{"threshold", "progress"},
+	name: "iou", extract: ExtractSlot, region: true, shape: shapeStructured, has: hasBox,
+	params: []string{"threshold", "progress"},
 	read: func(p Params, c *config) (err error) {
 		c.threshold, err = iouThreshold(p, 0, true)
 		return err
@@ -226,8 +238,24 @@ func scoreIoU(_ context.Context, ans string, found bool, ref string, c *config) 
 	if !gold.Valid() || gold.Area() <= 0 {
 		return Result{}, tensor.Errorf(ErrSyntax, "ref", nil, "box %v is empty or unordered", gold)
 	}
+	if !found {
+		return Result{}, nil
+	}
 	got, ok := ParseBox(ans)
-	if !found || !ok {
+	if c.extract == ExtractSlot {
+		// The slot rule: exactly one box, nothing after it withdrawing it.
+		boxes, end := boxCandidates(ans)
+		switch {
+		case len(boxes) == 0:
+			return Result{Reason: reasonNone}, nil
+		case len(boxes) > 1:
+			return Result{Reason: reasonSeveral}, nil
+		case slot.Retracts(ans[end:]):
+			return Result{Reason: slot.ReasonRetracted}, nil
+		}
+		got, ok = boxes[0], true
+	}
+	if !ok {
 		return Result{}, nil
 	}
 	iou := IoU(got, gold)
@@ -241,4 +269,107 @@ func scoreIoU(_ context.Context, ans string, found bool, ref string, c *config) 
 	}
 	res.Correct = iou >= pass
 	return res, nil
+}
+
+// hasBox reports whether s holds a box candidate.
+func hasBox(s string) bool {
+	b, _ := boxCandidates(s)
+	return len(b) > 0
+}
+
+// maxNamedBox bounds the bytes of a box written as a JSON object.
+const maxNamedBox = 512
+
+// maxJSONTries bounds the JSON objects a candidate scan tries to decode
+// in one answer, so that its work stays linear in the answer's length.
+const maxJSONTries = 16
+
+// boxCandidates returns the distinct boxes written in s — every group of
+// four numbers in brackets or parentheses, and every JSON object naming
+// its corners — in order, and the end of the last one in s.
+func boxCandidates(s string) (boxes []Box, end int) {
+	add := func(b Box, e int) {
+		end = max(end, e)
+		for _, x := range boxes {
+			if x == b {
+				return
+			}
+		}
+		if len(boxes) <= MaxBoxes {
+			boxes = append(boxes, b)
+		}
+	}
+	tries := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '(':
+			if b, e, ok := boxAt(s, i); ok {
+				add(b, e)
+				i = e - 1
+			}
+		case '{':
+			if tries == maxJSONTries {
+				continue
+			}
+			tries++
+			if b, e, ok := namedBox(s, i); ok {
+				add(b, e)
+			}
+		}
+	}
+	return boxes, end
+}
+
+// cornerNames are the key sets of a box written as a JSON object.
+var cornerNames = [...][4]string{
+	{"x1", "y1", "x2", "y2"}, {"xmin", "ymin", "xmax", "ymax"}, {"x_min", "y_min", "x_max", "y_max"},
+	{"left", "top", "right", "bottom"}, {"x0", "y0", "x1", "y1"},
+}
+
+// namedBox reads a JSON object at s[i] that names a box's corners; the
+// values may be numbers or numbers written as strings.
+func namedBox(s string, i int) (Box, int, bool) {
+	// A flat object of a few keys: its '}' is near and no '{' comes first,
+	// so that decoding it costs little whatever follows.
+	j := strings.IndexAny(s[i+1:min(len(s), i+maxNamedBox)], "{}")
+	if j < 0 || s[i+1+j] != '}' {
+		return Box{}, 0, false
+	}
+	dec := json.NewDecoder(strings.NewReader(s[i : i+j+2]))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return Box{}, 0, false
+	}
+	e := i + int(dec.InputOffset())
+	lower := make(map[string]any, len(obj))
+	for k, v := range obj {
+		lower[strings.ToLower(strings.TrimSpace(k))] = v
+	}
+next:
+	for _, names := range cornerNames {
+		var b Box
+		for k, n := range names {
+			v, ok := lower[n]
+			if !ok {
+				continue next
+			}
+			var str string
+			switch x := v.(type) {
+			case json.Number:
+				str = string(x)
+			case string:
+				str = strings.TrimSpace(x)
+			default:
+				continue next
+			}
+			f, err := strconv.ParseFloat(str, 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				continue next
+			}
+			b[k] = f
+		}
+		return b, e, true
+	}
+	return Box{}, 0, false
 }

@@ -23,6 +23,8 @@ func init() {
 		{"think_boxed_format", thinkBoxedRule.New},
 		{"vagen_format", vagenRule.New},
 		{"structured_f1", structuredF1Rule.New},
+		{"qa", qaRule.New},
+		{"ifeval", ifevalRule.New},
 	} {
 		if err := Default.Register(b.name, b.f); err != nil {
 			panic(err)

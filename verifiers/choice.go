@@ -2,11 +2,13 @@ package verifiers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 )
 
 // FirstLetter returns the first letter of s (any script), or false when s
@@ -26,14 +28,40 @@ func FirstLetter(s string) (rune, bool) {
 // case-insensitively. Score 1 or 0. A slot naming several options
 // ("A, B, C, D", "A or B", "(A) (B)") or none scores 0 with a Reason.
 //
-// Parameters: "extract" (default "slot"), "lenient" (default false).
+// Options the slot rules out ("(B) and not (A)", "B, definitely not C",
+// "B instead of A") are not named. When the slot names no letter, an
+// answer equal to the text of the reference's option ("42" for "(B) 42")
+// or of one of the "options" (case, surrounding punctuation and the
+// encoding ignored) names that option. Response and reference are
+// normalised first (docs/spec.md#text-normalisation).
+//
+// Parameters: "extract" (default "slot"), "lenient" (default false),
+// "options" (default none: the texts of options A, B, C, … in order).
 func Choice(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return choiceRule.verify(ctx, response, reference, p)
 }
 
-var choiceRule = rule{name: "choice", extract: ExtractSlot, score: scoreChoice}
+var choiceRule = rule{name: "choice", extract: ExtractSlot, params: []string{"options"}, read: readOptions, score: scoreChoice}
 
-func scoreChoice(_ context.Context, ans string, found bool, ref string, _ *config) (Result, error) {
+// readOptions reads "options", the texts of options A, B, C, … in order.
+func readOptions(p Params, c *config) error {
+	opts, err := p.Strings("options")
+	if err != nil {
+		return err
+	}
+	if len(opts) > 26 {
+		return paramErr("options", "%d options, want at most 26 (A–Z)", len(opts))
+	}
+	c.options = make([]string, len(opts))
+	for i, o := range opts {
+		if c.options[i] = normText(norm.Text(o)); c.options[i] == "" {
+			return paramErr("options", "option %c is empty", 'A'+i)
+		}
+	}
+	return nil
+}
+
+func scoreChoice(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
 	gold, _, ok := ReadChoice(ref)
 	if !ok {
 		r, ok := FirstLetter(ref)
@@ -51,6 +79,14 @@ func scoreChoice(_ context.Context, ans string, found bool, ref string, _ *confi
 		// that option.
 		if text := optionText(ref); text != "" && normText(ans) == text {
 			return Result{Score: 1, Correct: true, Parsed: string(gold)}, nil
+		}
+		// Or by the text of one of the options given as a parameter.
+		if i := slices.Index(c.options, normText(ans)); i >= 0 {
+			res := Result{Parsed: string(rune('A' + i))}
+			if rune('A'+i) == gold {
+				res.Score, res.Correct = 1, true
+			}
+			return res, nil
 		}
 		return Result{Reason: reason}, nil
 	}
@@ -170,7 +206,7 @@ func optionAt(s string, i int, lead bool) (rune, int, bool) {
 			return r, i + 1, true
 		}
 		// "B - the cat", "B because …": a justification after the letter.
-		for _, w := range [...]string{"-", "—", "–", "because ", "since ", "as "} {
+		for _, w := range [...]string{"-", "—", "–", "because ", "since ", "as ", "(not ", "(and not ", "not ", "and not ", "but not ", "instead of ", "rather than "} {
 			if next == ' ' && strings.HasPrefix(strings.ToLower(rest), w) {
 				return r, i + 1, true
 			}
@@ -202,7 +238,10 @@ func optionAt(s string, i int, lead bool) (rune, int, bool) {
 // "(B) because it is larger than (A)" names B only.
 func reasonStart(s string) int {
 	best := -1
-	for _, w := range [...]string{" because ", " since ", " as ", " which ", " while ", " whereas ", " unlike ", " than "} {
+	for _, w := range [...]string{" because ", " since ", " as ", " which ", " while ", " whereas ", " unlike ", " than ",
+		// A negated option is ruled out, not named: "(B) and not (A)",
+		// "B, definitely not C", "B (not A)", "B instead of A".
+		" not ", ",not ", "(not ", " never ", " except ", " instead of ", " excluding "} {
 		if k := indexASCIIFold(s, w); k >= 0 && (best < 0 || k < best) {
 			best = k
 		}

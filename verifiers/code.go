@@ -93,13 +93,20 @@ func passParam(p Params) (float64, error) {
 // htmlcode): 0.6·token Jaccard + 0.4·tag-set Jaccard of the extracted
 // answer and ref (see Tokens and Tags). Correct means score ≥ "pass".
 //
-// Parameters: "extract" (default "code": the last <answer>, then the last
-// ``` fence in it); "pass" (default 1).
+// The answer is read under the slot rule (docs/spec.md#answer-slot): the
+// answer region (never the reasoning), then the last ``` fence in it;
+// a retraction after the fence scores 0. Invisible characters are removed
+// from both sides first.
+//
+// Parameters: "extract" (default "slot"; "code" is the reading of earlier
+// releases: the last <answer>, else the whole text, then the last ```
+// fence in it); "pass" (default 1).
 func HTML(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return htmlRule.verify(ctx, response, reference, p)
 }
 
-var htmlRule = rule{name: "html", extract: ExtractCode, params: []string{"pass"}, read: readPass, score: scoreHTML}
+var htmlRule = rule{name: "html", extract: ExtractSlot, region: true, shape: shapeCode, norm: normClean,
+	params: []string{"pass"}, read: readPass, score: scoreHTML}
 
 func readPass(p Params, c *config) (err error) {
 	c.pass, err = passParam(p)

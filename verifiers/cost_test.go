@@ -44,7 +44,7 @@ func worstCases() []costCase {
 	sort.Strings(names)
 	for _, v := range verifiers.Names() {
 		for _, k := range names {
-			cases = append(cases, costCase{k, v, gen[k], validRefs[v], nil})
+			cases = append(cases, costCase{k, v, gen[k], validRefs[v], validParams[v]})
 		}
 	}
 	fill := func(unit string, n int) string { return strings.Repeat(unit, n/len(unit)) }
@@ -175,12 +175,12 @@ func TestDeadlineIsAVerdict(t *testing.T) {
 		if pred == "" {
 			pred = "<think>a</think><answer>b</answer>"
 		}
-		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], nil)
+		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], validParams[name])
 		require.NoError(t, err, "%s past its deadline: %+v; want a timeout verdict", name, res)
 		assert.True(t, res.Timeout, "%s past its deadline: %+v; want a timeout verdict", name, res)
 		assert.Equal(t, float64(0), res.Score, "%s past its deadline: %+v; want a timeout verdict", name, res)
 		assert.NotEmpty(t, res.Reason, "%s past its deadline: %+v; want a timeout verdict", name, res)
-		_, err = verifiers.Default.Verify(cancelled, name, pred, validRefs[name], nil)
+		_, err = verifiers.Default.Verify(cancelled, name, pred, validRefs[name], validParams[name])
 		assert.ErrorIs(t, err, context.Canceled, "%s with a cancelled context: %v; want context.Canceled", name, err)
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Detection is one labelled box.
@@ -46,19 +49,33 @@ func parseDetections(s string) ([]Detection, error) {
 	if i < 0 {
 		return nil, tensor.Errorf(ErrSyntax, "detections", nil, "no JSON array or object")
 	}
-	dec := json.NewDecoder(strings.NewReader(s[i:]))
+	ds, _, err := decodeDetections(s[i:])
+	return ds, err
+}
+
+// decodeDetections reads the JSON value at the start of s as
+// parseDetections does and returns its length in bytes.
+func decodeDetections(s string) ([]Detection, int, error) {
+	ds, n, _, err := decodeDetectionsOpen(s)
+	return ds, n, err
+}
+
+// decodeDetectionsOpen is decodeDetections that also reports a value left
+// open to the end of s.
+func decodeDetectionsOpen(s string) ([]Detection, int, bool, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
 	var raw []detectionJSON
-	if s[i] == '{' {
+	if s[0] == '{' {
 		var one detectionJSON
 		if err := dec.Decode(&one); err != nil {
-			return nil, tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
+			return nil, int(dec.InputOffset()), errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
 		}
 		raw = []detectionJSON{one}
 	} else if err := dec.Decode(&raw); err != nil {
-		return nil, tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
+		return nil, int(dec.InputOffset()), errors.Is(err, io.ErrUnexpectedEOF), tensor.Errorf(ErrSyntax, "detections", nil, "%v", err)
 	}
 	if len(raw) > MaxBoxes {
-		return nil, tensor.Errorf(ErrTooLarge, "detections", nil, "%d boxes, limit %d", len(raw), MaxBoxes)
+		return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrTooLarge, "detections", nil, "%d boxes, limit %d", len(raw), MaxBoxes)
 	}
 	out := make([]Detection, len(raw))
 	for k, d := range raw {
@@ -67,15 +84,15 @@ func parseDetections(s string) ([]Detection, error) {
 			coords = d.BBox2D
 		}
 		if len(coords) != 4 {
-			return nil, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "box has %d numbers, want 4 under \"bbox\" or \"bbox_2d\"", len(coords))
+			return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "box has %d numbers, want 4 under \"bbox\" or \"bbox_2d\"", len(coords))
 		}
 		label := strings.TrimSpace(d.Label)
 		if label == "" {
-			return nil, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "missing \"label\"")
+			return nil, int(dec.InputOffset()), false, tensor.Errorf(ErrSyntax, "detections", tensor.At(k), "missing \"label\"")
 		}
 		out[k] = Detection{Label: label, Box: Box(coords)}
 	}
-	return out, nil
+	return out, int(dec.InputOffset()), false, nil
 }
 
 // DetectionConfig holds the constants of V-Triune's multi-box score.
@@ -269,7 +286,16 @@ func matchOptimal(match []int, iou []float64, m, n int) {
 // ground-truth box is matched and nothing else is predicted. A prediction
 // that does not parse scores 0.
 //
-// Parameters: "extract" (default "auto"); "threshold" in (0, 1] (default
+// The answer is read under the slot rule (docs/spec.md#answer-slot): the
+// last ``` fence of the answer region when there is one (brackets in the
+// reasoning before it are not read), else its box group, answer phrase or
+// the whole region; it must hold exactly one JSON list (or object) of
+// detections — several different ones, or a retraction after it, score 0
+// with a Reason.
+//
+// Parameters: "extract" (default "slot"; "auto", the first JSON value of
+// the last <answer> or of the whole text, is the reading of earlier
+// releases); "threshold" in (0, 1] (default
 // 0.5) or "progress" in [0, 1] (Dynamic IoU); "matching": "greedy"
 // (default) or "optimal"; "completeness" c (default 0.3);
 // "count_penalty" (default 0.6).
@@ -278,7 +304,8 @@ func DetectionVerifier(ctx context.Context, response, reference string, p Params
 }
 
 var detectionRule = rule{
-	name: "detection", extract: ExtractAuto,
+	name: "detection", extract: ExtractSlot, region: true, shape: shapeStructured,
+	has:    func(s string) bool { d, _, _ := detectionCandidates(s); return len(d) > 0 },
 	params: []string{"threshold", "progress", "matching", "completeness", "count_penalty"},
 	read: func(p Params, c *config) (err error) {
 		c.detection, err = detectionParams(p)
@@ -301,9 +328,27 @@ func scoreDetection(ctx context.Context, ans string, found bool, ref string, c *
 	if !found {
 		return Result{}, nil
 	}
-	got, err := parseDetections(ans)
-	if err != nil {
-		return Result{Reason: "no detections: " + clip(err.Error())}, nil
+	var got []Detection
+	if c.extract == ExtractSlot {
+		// The slot rule: exactly one list of detections, nothing after it
+		// withdrawing it.
+		lists, end, err := detectionCandidates(ans)
+		switch {
+		case len(lists) == 0 && err != nil:
+			return Result{Reason: "no detections: " + clip(err.Error())}, nil
+		case len(lists) == 0:
+			return Result{Reason: reasonNone}, nil
+		case len(lists) > 1:
+			return Result{Reason: reasonSeveral}, nil
+		case slot.Retracts(ans[end:]):
+			return Result{Reason: slot.ReasonRetracted}, nil
+		}
+		got = lists[0]
+	} else {
+		got, err = parseDetections(ans)
+		if err != nil {
+			return Result{Reason: "no detections: " + clip(err.Error())}, nil
+		}
 	}
 	// Parsing is the linear part; the matching after it is bounded by
 	// MaxBoxes. The deadline is checked between them.
@@ -374,4 +419,52 @@ func renameArg(err error, arg string) error {
 		return &c
 	}
 	return err
+}
+
+// detectionCandidates returns the distinct lists of detections written in
+// s: each JSON array or object, from a '[' or '{' outside those already
+// read, that parseDetections reads (at most maxJSONTries are tried), the
+// end of the last one, and the first parse error when none reads.
+func detectionCandidates(s string) (lists [][]Detection, end int, firstErr error) {
+	var seen []string
+	tries, scanned := 0, 0
+	for i := 0; i < len(s) && tries < maxJSONTries && scanned <= 2*len(s); i++ {
+		if s[i] != '[' && s[i] != '{' {
+			continue
+		}
+		tries++
+		ds, n, open, err := decodeDetectionsOpen(s[i:])
+		scanned += n
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if n > 0 && !open {
+				i += n - 1 // a whole JSON value that is not a detection list
+			}
+			if open {
+				// A value left open to the end of the answer: any later
+				// start lies inside it. One such scan of the rest is
+				// all that is tried.
+				break
+			}
+			continue
+		}
+		end = i + n
+		if key := formatDetections(ds); !slicesContains(seen, key) {
+			seen = append(seen, key)
+			lists = append(lists, ds)
+		}
+		i = end - 1
+	}
+	return lists, end, firstErr
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -72,6 +72,10 @@
 //	format_tags  V-Triune Eq. 2, 0.25 per tag occurring exactly once
 //
 //	svg          without a renderer: 0.25·(token + tag Jaccard), with a reason
+//	qa           SQuAD-normalised exact match or token F1 over several golds,
+//	             Search-R1's QA reward (extract, metric)
+//	ifeval       IFEval-style instructions: counts, keywords, forbidden words,
+//	             case, JSON, placeholders, sections, start/end phrases
 //
 // The Default "svg" has no renderer (type SVG documents the score rule); a
 // caller with one registers SVG{Render: …}.New in its own registry.
@@ -91,19 +95,37 @@
 // ends the response. Nothing earns a score without a slot;
 // an empty or unclosed <answer>, an unclosed final \boxed{ or boxes that
 // disagree are malformed slots and earn 0 — never a fallback to earlier
-// text. The parameter "lenient": true reads a response without a slot
-// whole.
+// text; so is an answer retracted after it ("Actually, …", "Wait, that's
+// wrong", "Or …"). The parameter "lenient": true reads a response without
+// a slot whole.
+//
+// Every other verifier that compares with a reference (iou, detection,
+// temporal_iou, structured_f1, ocr, answer, html, svg) reads its answer
+// under the same rule, in its structured form: the answer region (after
+// the reasoning, inside the last <answer>), then its last box group or
+// ``` fence, an answer phrase, or the region whole; exactly one candidate
+// of the verifier's kind (a box, a detection list, an interval, a
+// dictionary, a text without alternatives); nothing after it retracting
+// it. docs/spec.md#answer-slot is the one statement of the rule.
+//
+// # Normalisation
+//
+// Every built-in verifier normalises response and reference first
+// (docs/spec.md#text-normalisation): invisible characters removed, digits
+// of every script in ASCII, ½ and x³ written out, NFKC. The format
+// verifiers count a section only if it holds visible content; their
+// parameter "visible": false gives the papers' exact rules.
 //
 // # Extraction
 //
 // The answer a verifier scores comes from the prediction by the "extract"
-// parameter: "slot" (default for math, choice, number) is the answer
-// slot; "auto" (default for most others) takes the content of the last
+// parameter: "slot" (the default of every verifier that takes "extract")
+// is the answer slot; "auto" (the default of earlier releases) takes the content of the last
 // closed <answer>…</answer> (else the whole text), then the content of the
-// last \boxed{…} with balanced braces inside it, if any; "code" (default
-// for html and svg) takes the last ``` fenced block instead of \boxed;
+// last \boxed{…} with balanced braces inside it, if any; "code" (html's and
+// svg's earlier default) takes the last ``` fenced block instead of \boxed;
 // "answer", "boxed" and "none" use one source only. References are used as
-// given, trimmed.
+// given, trimmed and normalised.
 //
 // # Definitions
 //

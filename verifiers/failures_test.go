@@ -125,6 +125,7 @@ func TestFailureModes(t *testing.T) {
 		"Params.Int":           {func() error { _, err := verifiers.Params{"i": 1.5}.Int("i", 0); return err }, []error{verifiers.ErrParam}, param("i")},
 		"Params.Only":          {func() error { return verifiers.Params{"x": 1.0}.Only("y") }, []error{verifiers.ErrParam}, param("x")},
 		"Params.String":        {func() error { _, err := verifiers.Params{"s": 1.0}.String("s", ""); return err }, []error{verifiers.ErrParam}, param("s")},
+		"Params.Strings":       {func() error { _, err := verifiers.Params{"s": []any{1.0}}.Strings("s"); return err }, []error{verifiers.ErrParam}, param("s")},
 		"ParseDetections":      {func() error { _, err := verifiers.ParseDetections("no json"); return err }, []error{verifiers.ErrSyntax}, "detections"},
 		"ParseIntervalRef":     {func() error { _, err := verifiers.ParseIntervalRef("soon"); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"Register":             {func() error { return verifiers.Register("math", verifiers.SVG{}.New) }, []error{verifiers.ErrParam}, "name"},
@@ -143,6 +144,8 @@ func TestFailureModes(t *testing.T) {
 			_, err := verifiers.ScoreDetections([]verifiers.Detection{{Label: "a", Box: verifiers.Box{2, 2, 1, 1}}}, nil, verifiers.DefaultDetectionConfig())
 			return err
 		}, []error{tensor.ErrRange}, "gt"},
+		"IFEval":               {func() error { _, err := verifiers.IFEval(ctx, "x", "", nil); return err }, []error{verifiers.ErrParam}, param("instructions")},
+		"QA":                   {func() error { _, err := verifiers.QA(ctx, "x", `["a"`, nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"StructuredF1Verifier": {func() error { _, err := verifiers.StructuredF1Verifier(ctx, "{}", "[1]", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"StructuredFacts":      {func() error { _, err := verifiers.StructuredFacts("{"); return err }, []error{verifiers.ErrSyntax}, "dictionary"},
 		"TemporalIoUVerifier":  {func() error { _, err := verifiers.TemporalIoUVerifier(ctx, "[1, 2]", "[2, 1]", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
@@ -161,7 +164,7 @@ func TestFailureModes(t *testing.T) {
 	// module, return the bare *tensor.ArgError.
 	bare := map[string]bool{
 		"Params.Bool": true, "Params.Enum": true, "Params.Float": true, "Params.Int": true,
-		"Params.Only": true, "Params.String": true, "DetectionConfig.Validate": true, "IoUSchedule.Validate": true,
+		"Params.Only": true, "Params.String": true, "Params.Strings": true, "DetectionConfig.Validate": true, "IoUSchedule.Validate": true,
 	}
 	for name, f := range cases {
 		prefix := "verifiers: "

@@ -22,6 +22,11 @@ import (
 const hostileBudget = 2 * time.Second
 
 // validRefs gives each verifier a reference it accepts.
+// validParams are the parameters a verifier cannot be built without.
+var validParams = map[string]verifiers.Params{
+	"ifeval": {"min_words": 3.0, "keywords": []any{"cat"}, "forbidden_words": []any{"dog"}, "case": "lower", "json": false},
+}
+
 var validRefs = map[string]string{
 	"answer":      "42",
 	"choice":      "B",
@@ -81,8 +86,11 @@ func (f verifyWith) Verify(ctx context.Context, response, reference string, p ve
 }
 
 func allVerifiers(t testing.TB) map[string]verifyWith {
-	build := func(f verifiers.Factory) verifyWith {
+	build := func(f verifiers.Factory, name string) verifyWith {
 		return func(ctx context.Context, response, reference string, p verifiers.Params) (verifiers.Result, error) {
+			if p == nil {
+				p = validParams[name] // nil for all but those that need an instruction
+			}
 			v, err := f(p)
 			if err != nil {
 				return verifiers.Result{}, err
@@ -90,12 +98,12 @@ func allVerifiers(t testing.TB) map[string]verifyWith {
 			return v.Verify(ctx, response, reference)
 		}
 	}
-	all := map[string]verifyWith{"svg": build(verifiers.SVG{Render: boxRenderer(32, 32)}.New)}
+	all := map[string]verifyWith{"svg": build(verifiers.SVG{Render: boxRenderer(32, 32)}.New, "svg")}
 	for _, name := range verifiers.Names() {
 		f, err := verifiers.Default.Factory(name)
 		require.NoError(t, err)
 		if name != "svg" {
-			all[name] = build(f)
+			all[name] = build(f, name)
 		}
 	}
 	return all

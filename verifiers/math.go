@@ -3,8 +3,11 @@ package verifiers
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
 
@@ -24,6 +27,11 @@ import (
 // ErrParam; a value out of its range wraps tensor.ErrRange as well. A
 // reference that does not parse (`\frac{`, `}}}`) is an error wrapping
 // ErrSyntax.
+//
+// Both sides are normalised before mathverify reads them
+// (docs/spec.md#text-normalisation): invisible characters removed, digits
+// of any script, vulgar fractions, superscripts, NFKC; and a slot written
+// only in number words ("forty-two", "minus seven") is read as digits.
 func Math(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return mathRule.verify(ctx, response, reference, p)
 }
@@ -40,7 +48,7 @@ func readMath(p Params, c *config) error {
 }
 
 func scoreMath(ctx context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
-	res, err := c.math.Verify(ctx, pred, ref)
+	res, err := c.math.Verify(ctx, mathWords(pred), ref)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return Result{}, ctx.Err() // wrapped as "verifiers: math: context canceled"
@@ -67,4 +75,28 @@ func unprefixed(err error) error {
 		return ae
 	}
 	return err
+}
+
+// mathWords rewrites the answer slot of pred as digits when it holds no
+// digit and no LaTeX and is written in number words ("The answer is
+// forty-two."), so that mathverify reads the number.
+func mathWords(pred string) string {
+	s := slot.Find(pred, false)
+	if s.Kind == slot.None || len(s.Values) != 1 {
+		return pred
+	}
+	v := s.Values[0]
+	if strings.ContainsAny(v, "0123456789\\") {
+		return pred
+	}
+	w, ok := norm.NumberWords(v)
+	if !ok || !strings.ContainsAny(w, "0123456789") {
+		return pred
+	}
+	k := strings.LastIndex(pred[s.Start:s.End], v)
+	if k < 0 {
+		return pred
+	}
+	k += s.Start
+	return pred[:k] + w + pred[k+len(v):]
 }

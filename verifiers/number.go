@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 )
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -107,7 +108,10 @@ func canonicalNumber(neg bool, intPart, frac string) string {
 // Reason. Arithmetic shown in parentheses after the answer ("42 (6 × 7)")
 // is working, not an answer; a number the slot rules out ("42, not 41",
 // "rather than 41", "instead of 41") does not count; a number written as a bound ("at least
-// 42", "more than 42", "42 or more") scores 0.
+// 42", "more than 42", "42 or more") scores 0. Response and reference are
+// normalised first (docs/spec.md#text-normalisation: digits of any
+// script, ½, ³, invisible characters), and numbers written in words in
+// the slot ("forty-two", "minus 7") are read as digits.
 //
 // Parameters: "extract" (default "slot"), "lenient" (default false), "tol"
 // (default 0).
@@ -139,6 +143,9 @@ func scoreNumber(_ context.Context, ans string, found bool, ref string, c *confi
 	gold := golds[len(golds)-1]
 	if !found {
 		return Result{}, nil
+	}
+	if w, ok := norm.NumberWords(ans); ok {
+		ans = w // "forty-two", "minus 7"
 	}
 	got, limited, bounded := readNumbers(dropWorkings(ans), true)
 	switch {

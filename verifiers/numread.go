@@ -202,6 +202,16 @@ func readNumber(s string, i int) (*big.Rat, int, bool) {
 			j = end
 		}
 	}
+	// A mixed number: an integer, one space, a proper fraction of small
+	// integers not followed by a power or more digits ("3 1/2", as ½
+	// after a digit is normalised).
+	if isInt && j+3 < len(s) && s[j] == ' ' && isDigit(s[j+1]) && !(j > 0 && s[j-1] == '/') {
+		if p, q, end, ok := properFraction(s, j+1); ok && v.IsInt() {
+			v.Add(v, big.NewRat(p, q))
+			j = end
+			isInt = false
+		}
+	}
 	// A fraction of integers: 3/4.
 	if isInt && j+1 < len(s) && s[j] == '/' && isDigit(s[j+1]) {
 		k := j + 1
@@ -439,4 +449,26 @@ func negatedBefore(s string, i int) bool {
 		}
 	}
 	return false
+}
+
+// properFraction reads p/q at s[i], 0 < p < q, each of at most six
+// digits, not followed by a digit, '.', '/' or '^'.
+func properFraction(s string, i int) (p, q int64, end int, ok bool) {
+	k := i
+	for k < len(s) && isDigit(s[k]) && k-i < 7 {
+		p = p*10 + int64(s[k]-'0')
+		k++
+	}
+	if k == i || k-i > 6 || k+1 >= len(s) || s[k] != '/' || !isDigit(s[k+1]) {
+		return 0, 0, 0, false
+	}
+	m := k + 1
+	for m < len(s) && isDigit(s[m]) && m-k-1 < 7 {
+		q = q*10 + int64(s[m]-'0')
+		m++
+	}
+	if m-k-1 > 6 || m < len(s) && strings.IndexByte("0123456789./^", s[m]) >= 0 || p == 0 || p >= q {
+		return 0, 0, 0, false
+	}
+	return p, q, m, true
 }

@@ -266,15 +266,26 @@ func ocrTargets(ref string) ([]string, error) {
 // the extracted answer against ref, which is one target text or a JSON
 // array of acceptable texts; both sides are trimmed of surrounding space.
 // Edit distance counts characters, not bytes: "café" and "cafe" differ by
-// one. Correct means an exact match with some target (score 1).
+// one. Both sides are normalised first (docs/spec.md#text-normalisation:
+// invisible characters removed, digits of any script, NFKC), so a
+// decomposed accent equals the composed one and fullwidth text the ASCII.
 //
-// Parameters: "extract" (default "auto"); "ignore_case" (default false)
+// The answer is read under the slot rule (docs/spec.md#answer-slot): the
+// answer region, or the box, fence, answer phrase or bare final line in
+// it; one pair of quotes around the whole answer is removed when no target
+// is quoted; an answer offering alternatives ("X or Y", "X / Y", "either",
+// "maybe") that no target contains, or a retraction after it, scores 0.
+// Correct means an exact match with some target (score 1).
+//
+// Parameters: "extract" (default "slot"; "auto" is the reading of earlier
+// releases: the last <answer>, else the whole text, then its last box); "ignore_case" (default false)
 // compares after mapping every character to lower case.
 func OCR(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return ocrRule.verify(ctx, response, reference, p)
 }
 
-var ocrRule = rule{name: "ocr", extract: ExtractAuto, params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreOCR}
+var ocrRule = rule{name: "ocr", extract: ExtractSlot, region: true, shape: shapeText,
+	params: []string{"ignore_case"}, read: readIgnoreCase, score: scoreOCR}
 
 func readIgnoreCase(p Params, c *config) (err error) {
 	c.ignoreCase, err = p.Bool("ignore_case", false)
@@ -285,6 +296,12 @@ func scoreOCR(ctx context.Context, ans string, found bool, ref string, c *config
 	targets, err := ocrTargets(ref)
 	if err != nil || !found {
 		return Result{}, err
+	}
+	if c.extract == ExtractSlot {
+		if hedged(ans, targets...) {
+			return Result{Reason: reasonSeveral}, nil
+		}
+		ans = unquote(ans, targets...)
 	}
 	fold := c.ignoreCase
 	got := ans

@@ -59,7 +59,12 @@ func FuzzThinkBoxedFormat(f *testing.F) {
 		if len(pred) > fuzzLimit {
 			return
 		}
-		res := checkFuzzResult(t, "think_boxed_format", pred, "", nil)
+		// The write-up's exact rule; the visible-content default is
+		// stricter (TestFormatSectionsNeedVisibleContent).
+		res := checkFuzzResult(t, "think_boxed_format", pred, "", verifiers.Params{"visible": false})
+		if strict := checkFuzzResult(t, "think_boxed_format", pred, "", nil); strict.Correct && !res.Correct && !strings.ContainsFunc(pred, func(r rune) bool { return r > 0x7f }) {
+			t.Fatalf("visible rule accepts %q, the write-up's refuses", pred)
+		}
 		if res.Correct && (strings.Count(pred, "<think>") != 1 || !strings.Contains(pred, `\boxed{`)) {
 			t.Fatalf("accepted %q", pred)
 		}
@@ -79,7 +84,10 @@ func FuzzVAGENFormat(f *testing.F) {
 			return
 		}
 		style := styles[int(k)%len(styles)]
-		res := checkFuzzResult(t, "vagen_format", pred, "", verifiers.Params{"style": style})
+		res := checkFuzzResult(t, "vagen_format", pred, "", verifiers.Params{"style": style, "visible": false})
+		if strict := checkFuzzResult(t, "vagen_format", pred, "", verifiers.Params{"style": style}); strict.Correct && !res.Correct && !strings.ContainsFunc(pred, func(r rune) bool { return r > 0x7f }) {
+			t.Fatalf("visible rule accepts %q, the paper's refuses", pred)
+		}
 		if res.Correct && (!strings.HasSuffix(strings.TrimSpace(pred), "</answer>") || strings.Count(pred, "<answer>") != 1) {
 			t.Fatalf("style %s accepted %q", style, pred)
 		}

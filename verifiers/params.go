@@ -104,6 +104,30 @@ func (p Params) String(key, def string) (string, error) {
 	return s, nil
 }
 
+// Strings returns the array of strings under key (a []any of strings, as
+// encoding/json decodes it, or a []string), or nil when absent or null.
+func (p Params) Strings(key string) ([]string, error) {
+	v, ok := p[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	switch x := v.(type) {
+	case []string:
+		return x, nil
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, paramErr(key, "element %d is %s, want a string", i, describe(e))
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return nil, paramErr(key, "%s, want an array of strings", describe(v))
+}
+
 // Enum returns the string under key, which must be one of allowed, or def
 // when absent or null.
 func (p Params) Enum(key, def string, allowed ...string) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 )
 
@@ -31,6 +32,38 @@ type rule struct {
 	// its own.
 	read  func(p Params, c *config) error
 	score func(ctx context.Context, ans string, found bool, ref string, c *config) (Result, error)
+	// region marks a verifier whose answers are not short values: in
+	// extract mode "slot" it reads its answer with readRegion, of the
+	// given shape (has accepts an answer phrase's value), and takes no
+	// "lenient" (its region is read whole when nothing narrows it).
+	region bool
+	shape  slotShape
+	has    func(string) bool
+	// norm is how response and reference are normalised before any rule
+	// reads them (package norm; docs/spec.md#text-normalisation).
+	norm normMode
+}
+
+// normMode selects the normalisation of a rule's inputs.
+type normMode uint8
+
+const (
+	normFull  normMode = iota // norm.Text: invisible characters, digits, fractions, scripts, NFKC
+	normNFC                   // norm.TextNFC: invisible characters, then NFC (text compared as written)
+	normClean                 // norm.Clean: invisible characters only (code)
+	normNone                  // the rule normalises itself (the format verifiers)
+)
+
+func (m normMode) apply(s string) string {
+	switch m {
+	case normFull:
+		return norm.Text(s)
+	case normNFC:
+		return norm.TextNFC(s)
+	case normClean:
+		return norm.Clean(s)
+	}
+	return s
 }
 
 // config holds the parameters of a built-in verifier as read by compile;
@@ -40,10 +73,13 @@ type config struct {
 	lenient    bool   // "lenient": a response without a slot is read whole
 	ignoreCase bool   // "ignore_case" (answer, ocr)
 	tol        float64
-	threshold  float64 // iou's ε, temporal_iou's and structured_f1's bar
-	pass       float64 // html, svg
-	maxRatio   float64 // think_boxed_format
-	style      string  // vagen_format
+	threshold  float64  // iou's ε, temporal_iou's and structured_f1's bar
+	pass       float64  // html, svg
+	maxRatio   float64  // think_boxed_format
+	style      string   // vagen_format's style, qa's metric
+	visible    bool     // the format verifiers' "visible": sections need visible content
+	options    []string // choice's option texts, normalised, A first
+	ifeval     *ifevalConfig
 	detection  DetectionConfig
 	math       *mathverify.Verifier
 }
@@ -70,7 +106,10 @@ func (r *rule) compile(p Params) (*builtin, error) {
 	if !r.ownKeys {
 		known := r.params
 		if r.extract != "" {
-			known = append(known[:len(known):len(known)], "extract", "lenient")
+			known = append(known[:len(known):len(known)], "extract")
+			if !r.region {
+				known = append(known, "lenient")
+			}
 		}
 		if err := p.Only(known...); err != nil {
 			return nil, wrap(r.name, err)
@@ -83,7 +122,7 @@ func (r *rule) compile(p Params) (*builtin, error) {
 			return nil, wrap(r.name, err)
 		}
 		b.c.extract = mode
-		if mode == ExtractSlot {
+		if mode == ExtractSlot && !r.region {
 			if b.c.lenient, err = p.Bool("lenient", false); err != nil {
 				return nil, wrap(r.name, err)
 			}
@@ -114,10 +153,25 @@ func (b *builtin) Verify(ctx context.Context, response, reference string) (Resul
 	if reason, err := checkInputs(ctx, response, reference); err != nil || reason != "" {
 		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(b.r.name, err)
 	}
+	response, reference = b.r.norm.apply(response), b.r.norm.apply(reference)
+	// NFKC may lengthen a text (ﷺ is 18 characters): the limits hold for
+	// what the rules read.
+	if len(reference) > MaxInputBytes {
+		return Result{}, wrap(b.r.name, tensor.Errorf(ErrTooLarge, "ref", nil, "%d bytes after normalisation, limit %d", len(reference), MaxInputBytes))
+	}
+	if len(response) > MaxInputBytes {
+		return Result{Reason: fmt.Sprintf("limit: pred is %d bytes after normalisation, over %d", len(response), MaxInputBytes)}, nil
+	}
 	ans, found, slotReason := response, true, ""
 	switch b.c.extract {
 	case "":
 	case ExtractSlot:
+		if b.r.region {
+			var ra regionAnswer
+			ra, slotReason = readRegion(response, b.r.shape, b.r.has)
+			ans, found = ra.text, slotReason == ""
+			break
+		}
 		ans, slotReason = AnswerSlot(response, b.c.lenient)
 		found = slotReason == ""
 	default:

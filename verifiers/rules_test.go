@@ -187,13 +187,27 @@ func TestFormats(t *testing.T) {
 		if got := verifiers.FormatTags(c.in); got != c.tags {
 			t.Errorf("FormatTags(%q) = %v, want %v", c.in, got, c.tags)
 		}
-		r := verify(t, "format", c.in, "", nil)
+		// The papers' rules ("visible": false) are the exported functions.
+		paper := verifiers.Params{"visible": false}
+		r := verify(t, "format", c.in, "", paper)
 		assert.Equal(t, c.avat, r.Correct, "format(%q) = %+v", c.in, r)
 		assert.Equal(t, map[bool]float64{true: 1}[c.avat], r.Score, "format(%q) = %+v", c.in, r)
-		r = verify(t, "format_tags", c.in, "", nil)
+		r = verify(t, "format_tags", c.in, "", paper)
 		if r.Score != c.tags || r.Correct != (c.tags == 1) {
 			t.Errorf("format_tags(%q) = %+v", c.in, r)
 		}
+	}
+	// By default a section counts only with visible content.
+	for in, want := range map[string][2]float64{
+		"<think></think><answer></answer>":                 {0, 0},
+		"<think>a</think><answer>\u200b</answer>":          {0, 0.5},
+		"<think>a</think><answer>b":                        {0, 0.75},
+		"<think>a<think></think><answer>b</answer>":        {0, 0.5},
+		"<think>a</think>\n<answer>b</answer>":             {1, 1},
+		"<thi\u200bnk>a</think>\n<answer>\u3164b</answer>": {1, 1},
+	} {
+		assert.Equal(t, want[0], verify(t, "format", in, "", nil).Score, "format(%q)", in)
+		assert.Equal(t, want[1], verify(t, "format_tags", in, "", nil).Score, "format_tags(%q)", in)
 	}
 }
 

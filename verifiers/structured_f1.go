@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Limits of the structured-dictionary parser, on top of MaxInputBytes.
@@ -122,6 +123,10 @@ func canonical(v any, depth int) (string, error) {
 	}
 	switch x := v.(type) {
 	case string:
+		// A number written as a string is that number: "3" is 3.
+		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return strconv.FormatFloat(f, 'g', -1, 64), nil
+		}
 		return strconv.Quote(foldSpace(x)), nil
 	case json.Number:
 		if f, err := strconv.ParseFloat(string(x), 64); err == nil && !math.IsInf(f, 0) {
@@ -232,13 +237,20 @@ func structuredCandidates(pred string) []string {
 
 // StructuredF1Verifier is the "structured_f1" verifier: ref and pred are
 // structured dictionaries (StructuredFacts) and the score is their F1
-// (StructuredF1). The dictionary is read from the whole response, else from
-// its last <answer> block, else from its first '{' to its last '}'; a
-// response with no dictionary scores 0, and so does one over the parser's
-// limits (Parsed then says which). ref must be a dictionary (ErrSyntax
+// (StructuredF1). The dictionary is read under the slot rule
+// (docs/spec.md#answer-slot): the answer region (after the reasoning,
+// inside the last <answer>), or the last ``` fence or box group in it,
+// read whole or from its first '{' to its last '}' — so two different
+// dictionaries do not parse — as JSON, or else as a Python literal (single
+// quotes, True/False/None, a trailing comma). A number written as a string
+// ("3") is that number. A response with no dictionary or a retraction
+// after it scores 0, and so does one over the parser's limits (Parsed then
+// says which). ref must be a dictionary, JSON or Python (ErrSyntax
 // otherwise).
 //
-// Parameters: "threshold" (default 0.7, the correctness threshold of VAGEN
+// Parameters: "extract" (default "slot"; "none" reads as earlier releases
+// did: the whole response, else its last <answer> block, else its first
+// '{' to its last '}'); "threshold" (default 0.7, the correctness threshold of VAGEN
 // Appendix D.1.2): Correct means F1 ≥ threshold.
 func StructuredF1Verifier(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return structuredF1Rule.verify(ctx, response, reference, p)
@@ -246,6 +258,8 @@ func StructuredF1Verifier(ctx context.Context, response, reference string, p Par
 
 var structuredF1Rule = rule{
 	name: "structured_f1", params: []string{"threshold"},
+	extract: ExtractSlot, region: true, shape: shapeStructured,
+	has: func(s string) bool { return strings.Contains(s, "{") },
 	read: func(p Params, c *config) (err error) {
 		c.threshold, err = floatIn(p, "threshold", 0.7, 0, 1, false)
 		return err
@@ -253,12 +267,33 @@ var structuredF1Rule = rule{
 	score: scoreStructuredF1,
 }
 
-func scoreStructuredF1(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
+func scoreStructuredF1(_ context.Context, pred string, found bool, ref string, c *config) (Result, error) {
 	gold, err := structuredFacts(ref)
+	if err != nil {
+		gold, err = structuredFacts(pyLiteral(ref))
+	}
 	if err != nil {
 		return Result{}, renameArg(err, "ref")
 	}
-	for _, cand := range structuredCandidates(pred) {
+	if !found {
+		return Result{}, nil
+	}
+	cands := structuredCandidates(pred)
+	if c.extract == ExtractSlot {
+		// The slot rule: the region whole, or the span from its first '{'
+		// to its last '}' (one object: two objects do not parse), each
+		// also read as a Python literal; nothing after it may retract it.
+		t := strings.TrimSpace(pred)
+		cands = []string{t}
+		if i, j := strings.IndexByte(t, '{'), strings.LastIndexByte(t, '}'); i >= 0 && j > i {
+			if slot.Retracts(t[j+1:]) {
+				return Result{Reason: slot.ReasonRetracted}, nil
+			}
+			cands = append(cands, t[i:j+1])
+		}
+		cands = append(cands, pyLiteral(cands[len(cands)-1]))
+	}
+	for _, cand := range cands {
 		facts, err := structuredFacts(cand)
 		if errors.Is(err, ErrTooLarge) {
 			return Result{Parsed: "limit: " + err.Error()}, nil
@@ -269,5 +304,67 @@ func scoreStructuredF1(_ context.Context, pred string, _ bool, ref string, c *co
 		f1 := StructuredF1(gold, facts)
 		return Result{Score: clamp01(f1), Correct: f1 >= c.threshold, Parsed: cand}, nil
 	}
-	return Result{}, nil
+	return Result{Reason: "no dictionary in the answer (one JSON or Python object)"}, nil
+}
+
+// pyLiteral rewrites a Python dictionary literal as JSON: strings in
+// single quotes become double-quoted, True, False and None outside strings
+// become true, false and null, and a comma before a closing bracket is
+// dropped. Other text is copied; a text that is JSON already comes out
+// unchanged. Linear in len(s).
+func pyLiteral(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\'':
+			// A string, to its closing quote; escapes copied, a double
+			// quote inside a single-quoted string escaped.
+			b.WriteByte('"')
+			j := i + 1
+			for ; j < len(s) && s[j] != c; j++ {
+				switch {
+				case s[j] == '\\' && j+1 < len(s):
+					if s[j+1] == '\'' {
+						b.WriteByte('\'')
+					} else {
+						b.WriteString(s[j : j+2])
+					}
+					j++
+				case s[j] == '"':
+					b.WriteString(`\"`)
+				default:
+					b.WriteByte(s[j])
+				}
+			}
+			b.WriteByte('"')
+			i = j
+		case c == ',':
+			k := skipSpace(s, i+1)
+			if k < len(s) && (s[k] == '}' || s[k] == ']') {
+				continue
+			}
+			b.WriteByte(c)
+		case isLetterByte(c) && (i == 0 || !isLetterByte(s[i-1])):
+			j := i
+			for j < len(s) && isLetterByte(s[j]) {
+				j++
+			}
+			switch w := s[i:j]; w {
+			case "True":
+				b.WriteString("true")
+			case "False":
+				b.WriteString("false")
+			case "None":
+				b.WriteString("null")
+			default:
+				b.WriteString(w)
+			}
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

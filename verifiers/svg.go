@@ -188,7 +188,9 @@ type RenderFunc func(ctx context.Context, svg string) (image.Image, error)
 //
 //	reg.Register("svg", verifiers.SVG{Render: myRenderer}.New)
 //
-// Parameters: "extract" (default "code"); "pass" (default 1).
+// Parameters: "extract" (default "slot", read as html reads it: the answer
+// region, then its last ``` fence; "code" is the reading of earlier
+// releases); "pass" (default 1).
 type SVG struct {
 	Render RenderFunc
 }
@@ -203,7 +205,8 @@ func (v SVG) Verify(ctx context.Context, response, reference string, p Params) (
 }
 
 func (v SVG) rule() *rule {
-	return &rule{name: "svg", extract: ExtractCode, params: []string{"pass"}, read: readPass, score: v.score}
+	return &rule{name: "svg", extract: ExtractSlot, region: true, shape: shapeCode, norm: normClean,
+		params: []string{"pass"}, read: readPass, score: v.score}
 }
 
 // noRenderer is the Reason of an svg score computed without a renderer.

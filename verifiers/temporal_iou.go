@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rlpost/rlpost/tensor"
+	"github.com/rlpost/rlpost/verifiers/internal/slot"
 )
 
 // Interval is a time span [Start, End] in seconds.
@@ -45,7 +47,8 @@ func (iv Interval) valid() bool {
 const maxIntervalToken = 64
 
 // ParseInterval reads a predicted interval from model output: the last
-// "[start, end]" or "(start, end)" in s, the two numbers separated by a
+// "[start, end]" or "(start, end)" in s (each time in seconds or as a
+// timestamp m:ss or h:mm:ss), the two numbers separated by a
 // comma, a hyphen or the word "to", each optionally followed by "s";
 // failing that, the two numbers of a text that holds exactly two (so
 // "from 2.5s to 7s" reads [2.5, 7]). It reports false when s holds no
@@ -114,7 +117,8 @@ func bracketInterval(s string, open byte) (Interval, bool) {
 }
 
 // leadingNumber parses an unsigned decimal number after optional blanks,
-// with an optional "s" unit, and returns the rest of s.
+// or a timestamp m:ss, h:mm:ss (seconds may have a fraction: 1:05.5), with
+// an optional "s" unit, and returns the rest of s.
 func leadingNumber(s string) (float64, string, bool) {
 	s = strings.TrimLeft(s, " \t")
 	n := numberLen(s)
@@ -126,6 +130,16 @@ func leadingNumber(s string) (float64, string, bool) {
 		return 0, s, false
 	}
 	s = s[n:]
+	// Timestamp fields: ":" and two digits, each below 60, at most two.
+	for k := 0; k < 2 && len(s) >= 3 && s[0] == ':' && isDigit(s[1]) && isDigit(s[2]) && x == math.Trunc(x); k++ {
+		m := numberLen(s[1:])
+		y, err := strconv.ParseFloat(s[1:1+m], 64)
+		if err != nil || y >= 60 || m > 2 && s[3] != '.' {
+			return 0, s, false
+		}
+		x = x*60 + y
+		s = s[1+m:]
+	}
 	if strings.HasPrefix(s, "s") && (len(s) == 1 || !isLetterByte(s[1])) {
 		s = s[1:]
 	}
@@ -218,11 +232,15 @@ func shortRef(s string) string {
 
 // TemporalIoUVerifier is the "temporal_iou" verifier for temporal
 // grounding (APPO's NExT-GQA IoU reward): ref is "[start, end]" in seconds,
-// the answer is read from the response's last <answer> block, or the whole
-// response when it has none, by ParseInterval, and the score is
-// TemporalIoU. An answer without a valid interval scores 0.
+// the answer is read under the slot rule (docs/spec.md#answer-slot) and
+// parsed by ParseInterval, and the score is TemporalIoU. The answer region
+// must hold exactly one interval (times in seconds or as m:ss / h:mm:ss
+// timestamps): several different ones, none, an invalid one or a
+// retraction after it score 0.
 //
-// Parameters: "threshold" (default 0.5): Correct means IoU ≥ threshold, the
+// Parameters: "extract" (default "slot"; "auto" reads the last <answer>
+// or the whole text, the reading of earlier releases, as does "none" with
+// ParseInterval's last interval); "threshold" (default 0.5): Correct means IoU ≥ threshold, the
 // usual R@0.5 of temporal grounding (the paper reports mIoU, the mean
 // score, and sets no threshold).
 func TemporalIoUVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
@@ -231,6 +249,8 @@ func TemporalIoUVerifier(ctx context.Context, response, reference string, p Para
 
 var temporalIoURule = rule{
 	name: "temporal_iou", params: []string{"threshold"},
+	extract: ExtractSlot, region: true, shape: shapeStructured,
+	has: func(s string) bool { ivs, _ := intervalCandidates(s); return len(ivs) > 0 },
 	read: func(p Params, c *config) (err error) {
 		c.threshold, err = floatIn(p, "threshold", 0.5, 0, 1, false)
 		return err
@@ -238,24 +258,65 @@ var temporalIoURule = rule{
 	score: scoreTemporalIoU,
 }
 
-func scoreTemporalIoU(_ context.Context, pred string, _ bool, ref string, c *config) (Result, error) {
+func scoreTemporalIoU(_ context.Context, ans string, found bool, ref string, c *config) (Result, error) {
 	threshold := c.threshold
 	gold, err := parseIntervalRef(ref)
-	if err != nil {
+	if err != nil || !found {
 		return Result{}, err
 	}
-	ans := pred
-	if i := strings.LastIndex(pred, "<answer>"); i >= 0 {
-		rest := pred[i+len("<answer>"):]
-		if j := strings.Index(rest, "</answer>"); j >= 0 {
-			ans = rest[:j]
-		}
-	}
 	iv, ok := ParseInterval(ans)
+	if c.extract == ExtractSlot {
+		// The slot rule: exactly one interval, nothing after it
+		// withdrawing it.
+		ivs, end := intervalCandidates(ans)
+		switch {
+		case len(ivs) == 0:
+			return Result{Reason: reasonNone}, nil
+		case len(ivs) > 1:
+			return Result{Reason: reasonSeveral}, nil
+		case slot.Retracts(ans[end:]):
+			return Result{Reason: slot.ReasonRetracted}, nil
+		}
+		iv, ok = ivs[0], ivs[0].valid()
+	}
 	if !ok {
 		return Result{}, nil
 	}
 	s := TemporalIoU(iv, gold)
 	parsed := "[" + strconv.FormatFloat(iv.Start, 'g', -1, 64) + ", " + strconv.FormatFloat(iv.End, 'g', -1, 64) + "]"
 	return Result{Score: s, Correct: s >= threshold, Parsed: parsed}, nil
+}
+
+// intervalCandidates returns the distinct intervals written in s for the
+// slot rule: every bracketed one; with none, the interval of a text that
+// holds exactly two numbers ("from 1:05 to 1:30"); and the end of the
+// last one read. More than two numbers and no brackets is no candidate.
+func intervalCandidates(s string) (ivs []Interval, end int) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '[' && s[i] != '(' {
+			continue
+		}
+		v, ok := bracketInterval(s[i+1:], s[i])
+		if !ok {
+			continue
+		}
+		end = i + 1 + strings.IndexByte(s[i+1:], closerOf(s[i])) + 1
+		if !slices.Contains(ivs, v) && len(ivs) < MaxBoxes {
+			ivs = append(ivs, v)
+		}
+	}
+	if len(ivs) > 0 {
+		return ivs, end
+	}
+	if iv, ok := ParseInterval(s); ok {
+		return []Interval{iv}, strings.LastIndexAny(s, "0123456789") + 1
+	}
+	return nil, 0
+}
+
+func closerOf(open byte) byte {
+	if open == '(' {
+		return ')'
+	}
+	return ']'
 }

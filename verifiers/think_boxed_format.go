@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 )
 
 // ThinkBoxed is the cross-cutting format rule of LLaVA-OneVision-1.5's RL
@@ -69,27 +71,75 @@ func boxedRunes(s string) (runes, n int) {
 // follows LLaVA-OneVision-1.5's format rule (ThinkBoxed), else 0; Parsed
 // is the boxed share of the response. ref is ignored.
 //
+// The write-up's rule asks for the blocks only. rlpost is stricter by
+// default: the <think> block and at least one \boxed{} must hold visible
+// content (invisible characters — package norm — and white space are not
+// content; they are removed before the rule runs), so an empty or
+// zero-width block or box does not count.
+//
 // Parameters: "max_ratio" (default 0.2, the write-up's 20 %), the largest
-// boxed share allowed, in (0, 1].
+// boxed share allowed, in (0, 1]; "visible" (default true): false gives
+// the write-up's exact rule, ThinkBoxed on the response as written.
 func ThinkBoxedFormat(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return thinkBoxedRule.verify(ctx, response, reference, p)
 }
 
-var thinkBoxedRule = rule{
-	name: "think_boxed_format", params: []string{"max_ratio"},
+var thinkBoxedRule = rule{norm: normNone,
+	name: "think_boxed_format", params: []string{"max_ratio", "visible"},
 	read: func(p Params, c *config) (err error) {
-		c.maxRatio, err = floatIn(p, "max_ratio", 0.2, 0, 1, true)
-		return err
+		if c.maxRatio, err = floatIn(p, "max_ratio", 0.2, 0, 1, true); err != nil {
+			return err
+		}
+		return readVisible(p, c)
 	},
 	score: scoreThinkBoxed,
 }
 
 func scoreThinkBoxed(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
 	maxRatio := c.maxRatio
+	if c.visible {
+		pred = norm.Clean(pred)
+	}
 	ok, share := ThinkBoxed(pred, maxRatio)
+	if ok && c.visible && !(sectionVisible(pred, "think") && visibleBox(pred)) {
+		ok = false
+	}
 	res := Result{Parsed: fmt.Sprintf("boxed share %.4g", share)}
 	if ok {
 		res.Score, res.Correct = 1, true
 	}
 	return res, nil
+}
+
+// visibleBox reports whether some outermost balanced \boxed{…} of s holds
+// visible content.
+func visibleBox(s string) bool {
+	const open = `\boxed{`
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], open)
+		if j < 0 {
+			return false
+		}
+		start := i + j + len(open)
+		depth, k := 1, start
+		for k < len(s) && depth > 0 {
+			switch s[k] {
+			case '\\':
+				k++
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
+			k++
+		}
+		if depth != 0 || k > len(s) {
+			return false
+		}
+		if norm.Visible(s[start : k-1]) {
+			return true
+		}
+		i = k
+	}
+	return false
 }

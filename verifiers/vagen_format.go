@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/rlpost/rlpost/verifiers/internal/norm"
 )
 
 // The reasoning strategies of VAGEN ("VAGEN", §2.2 and Appendix A Table 5,
@@ -125,15 +127,25 @@ func section(s, name string) (string, bool) {
 // follows the format of the style named by the parameter "style"
 // (VAGENFormat), else 0. ref is ignored.
 //
+// VAGENFormat's rule (every section non-blank after trimming white space)
+// is the paper's. rlpost is stricter by default: a section counts only if
+// it holds visible content — invisible characters (package norm: format
+// and zero-width characters, Hangul fillers such as U+3164, U+2800) are
+// not content, and are removed before the tags are read.
+//
 // Parameters: "style" (default "grounding_worldmodeling", the strategy of
-// VAGEN-Base and VAGEN-Full, §3 and §5.3).
+// VAGEN-Base and VAGEN-Full, §3 and §5.3); "visible" (default true):
+// false gives the paper's rule, VAGENFormat on the response as written.
 func VAGENFormatVerifier(ctx context.Context, response, reference string, p Params) (Result, error) {
 	return vagenRule.verify(ctx, response, reference, p)
 }
 
-var vagenRule = rule{
-	name: "vagen_format", params: []string{"style"},
+var vagenRule = rule{norm: normNone,
+	name: "vagen_format", params: []string{"style", "visible"},
 	read: func(p Params, c *config) (err error) {
+		if err := readVisible(p, c); err != nil {
+			return err
+		}
 		if c.style, err = p.String("style", VAGENGroundingWorldModeling); err != nil {
 			return err
 		}
@@ -145,6 +157,9 @@ var vagenRule = rule{
 
 func scoreVAGEN(_ context.Context, pred string, _ bool, _ string, c *config) (Result, error) {
 	style := c.style
+	if c.visible {
+		pred = norm.Clean(pred)
+	}
 	ok, err := vagenFormatCheck(pred, style)
 	if err != nil || !ok {
 		return Result{}, err

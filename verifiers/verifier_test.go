@@ -138,7 +138,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, name := range verifiers.Names() {
-		_, err := verifiers.Default.Verify(ctx, name, "A", "A", nil)
+		_, err := verifiers.Default.Verify(ctx, name, "A", "A", validParams[name])
 		assert.ErrorIs(t, err, context.Canceled, "%s on a cancelled context: err =", name)
 	}
 }

@@ -28,6 +28,11 @@
 //     with its only math environment) or else a concluding sentence
 //     ("Therefore, the total is 42.").
 //  5. Otherwise there is no slot and the response earns nothing.
+//  6. Nothing after the slot may withdraw it (Retracts): in the rest of
+//     the region, after </answer>, or inside an <answer> read whole.
+//
+// FindRegion is steps 0–2 alone, for verifiers whose answers are not
+// short values (boxes, detections, intervals, dictionaries, text).
 //
 // Lenient mode, an explicit parameter of each verifier, replaces step 5
 // by "the whole response after the reasoning".
@@ -113,11 +118,27 @@ func Find(resp string, lenient bool) Slot {
 		s = Slot{Kind: Whole, Start: i, End: i + len(t), Values: []string{t}}
 	}
 	if s.Kind != None {
+		// Nothing after the slot may withdraw it: the rest of the region
+		// and what follows the </answer>.
+		after := ""
+		if tagged {
+			after = endOfTurn(resp)[end+len("</answer>"):]
+		}
+		// The content of an <answer> pair is read whole: a retraction
+		// inside it, after its first sentence, withdraws it too.
+		if Retracts(body[s.End:]) || Retracts(after) || s.Kind == Tag && Retracts(s.Text()) {
+			return Slot{Reason: ReasonRetracted}
+		}
 		s.Start += off
 		s.End += off
 	}
 	return s
 }
+
+// ReasonEmptyTag is the reason of an empty or blank <answer> pair: no
+// answer, except to a verifier for which empty text is an answer (OCR of
+// an image without text).
+const ReasonEmptyTag = "empty <answer>"
 
 // Reasons for a None slot.
 const (
@@ -125,7 +146,7 @@ const (
 	reasonEmpty      = "empty response (after the reasoning)"
 	reasonOpenThink  = "response ends inside its reasoning (<think> not closed)"
 	reasonOpenAnswer = "malformed <answer> (opened, never closed)"
-	reasonEmptyTag   = "empty <answer>"
+	reasonEmptyTag   = ReasonEmptyTag
 	reasonOpenBox    = "malformed final \\boxed{ (never closed)"
 	reasonBoxes      = "several different \\boxed{} answers"
 	reasonEmptyValue = "nothing after the answer phrase"
