@@ -338,30 +338,15 @@ var answerLine = regexp.MustCompile(`(?i)^(answer|solution|response|assistant|re
 
 // Words around an answer that take it back or address the grader.
 var (
-	// retraction matches text after the answer slot that retracts or
-	// replaces it ("Actually, no, it is 6", "wait", "scratch that") or
-	// hedges it with another candidate ("or possibly 6").
-	retraction = regexp.MustCompile(`(?i)\b(?:actually|wait|scratch that|correction|on second thought|i was wrong|i made a mistake|my mistake|that'?s (?:wrong|incorrect|not right)|(?:is|was) (?:wrong|incorrect)|oops|sorry|nope|not sure|unsure|i'?m not certain|or (?:maybe|possibly|perhaps)|the (?:correct|real|true|actual) answer|it should be|should have been)\b|\bno[,.!]|\b(?:maybe|possibly|perhaps|alternatively)\b[^.\n]{0,40}\d`)
 	// textHedge matches \text{…} content that is not a unit but a hedge
 	// or another candidate: "(or possibly 6)", "maybe".
 	textHedge = regexp.MustCompile(`(?i)\b(?:maybe|possibly|perhaps|probably|either|alternatively|might|could|unsure|guess)\b|\bor\s+[-+(]?\s*\d|\(\s*[-+]?\d`)
 )
 
-// maxTail bounds the text after the slot searched for a retraction: one
-// comes right after the answer it takes back.
+// maxTail bounds the text after the slot searched for a retraction
+// (slot.Retracts, the one home of the rule): one comes right after the
+// answer it takes back.
 const maxTail = 1000
-
-// retracted reports text after the answer slot that takes the answer
-// back, replaces it or hedges it.
-func retracted(tail string) bool {
-	tail = tail[:min(len(tail), maxTail)]
-	return hasWord(tail, retractWords) && retraction.MatchString(tail)
-}
-
-// retractWords are the words every retraction pattern holds one of: the
-// regexp runs only on a tail with one of them.
-var retractWords = wordSet("actually", "wait", "scratch", "correction", "second", "wrong", "mistake", "incorrect",
-	"oops", "sorry", "nope", "no", "not", "unsure", "maybe", "possibly", "perhaps", "alternatively", "answer", "should")
 
 // words is a set of lower-case ASCII words with a filter on first letter
 // and length, so that most words of a text are rejected without a map

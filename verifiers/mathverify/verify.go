@@ -141,7 +141,7 @@ func verify(ctx context.Context, pred, gold string, o *Options) (res Result, err
 		if toGrader(pred[afterThink(pred):]) {
 			return Result{Gold: ga.String(), Reason: "a note to the grader, not an answer"}, nil
 		}
-		if retracted(pred[s.End:]) {
+		if slot.Retracts(pred[s.End:min(len(pred), s.End+maxTail)]) {
 			return Result{Gold: ga.String(), Reason: "the answer is retracted or hedged after it"}, nil
 		}
 		if boundAround(pred, s.Start, s.End) {

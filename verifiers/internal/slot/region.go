@@ -65,7 +65,14 @@ var retractPhrases = [...]string{"that's wrong", "that is wrong", "this is wrong
 	"made an error", "i retract", "disregard", "ignore the above", "ignore that", "ignore my", "ignore the previous",
 	"not my final answer", "not the final answer", "is not the answer", "isn't the answer", "not my answer",
 	"to the grader", "dear grader", "note to the grader", "grader:", "mark this as correct", "mark it as correct",
-	"mark as correct", "score this as correct", "treat this as correct", "award full", "give full credit"}
+	"mark as correct", "score this as correct", "treat this as correct", "award full", "give full credit",
+	"not sure", "unsure", "i'm not certain", "i am not certain", "not right", "nope", "the correct answer is",
+	"the real answer is", "the true answer is", "the actual answer is", "it should be", "should have been",
+	"or maybe", "or possibly", "or perhaps"}
+
+// hedges that offer another value when a number follows in the same
+// sentence: "maybe 7", "possibly x = 6".
+var hedgeWords = [...]string{"maybe", "possibly", "perhaps", "alternatively"}
 
 // Retracts reports whether text that follows an answer withdraws or
 // reopens it: a sentence or line opening with a cue such as "Actually",
@@ -84,6 +91,9 @@ func Retracts(text string) bool {
 		if strings.Contains(lower, p) {
 			return true
 		}
+	}
+	if hedgesANumber(lower) {
+		return true
 	}
 	for i := 0; i < len(lower); {
 		// The start of a sentence: skip marks and interjections.
@@ -107,6 +117,32 @@ func Retracts(text string) bool {
 			break
 		}
 		i = j + k + 1
+	}
+	return false
+}
+
+// hedgesANumber reports a hedge word followed by a digit within 40 bytes
+// of the same sentence.
+func hedgesANumber(lower string) bool {
+	for _, w := range hedgeWords {
+		for i := 0; ; {
+			k := strings.Index(lower[i:], w)
+			if k < 0 {
+				break
+			}
+			k += i
+			i = k + len(w)
+			if k > 0 && isLetter(lower[k-1]) || i < len(lower) && isLetter(lower[i]) {
+				continue
+			}
+			for j := i; j < len(lower) && j < i+40; j++ {
+				if c := lower[j]; c == '.' || c == '\n' {
+					break
+				} else if c >= '0' && c <= '9' {
+					return true
+				}
+			}
+		}
 	}
 	return false
 }
