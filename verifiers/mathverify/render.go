@@ -394,25 +394,6 @@ var letters = func() (t [256]bool) {
 	return t
 }()
 
-// hasWord reports whether s holds a word of ws.
-func hasWord(s string, ws *words) bool {
-	for i := 0; i < len(s); {
-		if !letters[s[i]] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && letters[s[j]] {
-			j++
-		}
-		if ws.has(s[i:j]) {
-			return true
-		}
-		i = j
-	}
-	return false
-}
-
 // A note to the grader is found around anchor words, in text lowered by
 // asciiLower: each rule names its anchor words, a regexp for the text
 // before an anchor (anchored at the anchor with $) and one for the text
