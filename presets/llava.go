@@ -3,6 +3,7 @@ package presets
 import (
 	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/ppo"
+	"github.com/rlpost/rlpost/verifiers"
 )
 
 // LLaVAOneVision15Settings are the settings of LLaVA-OneVision-1.5's RL
@@ -43,6 +44,11 @@ type LLaVAOneVision15Settings struct {
 	// 20 % of the response ("Format Reward (cross-cutting)").
 	FormatVerifier string
 	BoxedMaxRatio  float64
+	// FormatParams are the format verifier's parameters: {"visible":
+	// false}, the write-up's rule as written; rlpost's default (the <think>
+	// block and the box must hold visible content) is a stricter guard,
+	// off in the preset.
+	FormatParams verifiers.Params
 }
 
 // LLaVAOneVision15 returns LLaVA-OneVision-1.5's RL settings.
@@ -62,5 +68,6 @@ func LLaVAOneVision15() LLaVAOneVision15Settings {
 		Epochs:         30,
 		FormatVerifier: "think_boxed_format",
 		BoxedMaxRatio:  0.2,
+		FormatParams:   verifiers.Params{"visible": false},
 	}
 }

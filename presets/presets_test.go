@@ -1,6 +1,7 @@
 package presets_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -255,4 +256,37 @@ func TestAVATARObjectiveIsThePapers(t *testing.T) {
 	off.RefLogp = tensor.Batch[float64]{}
 	_, err = o.Step(batch(2, 0, 0, 0, 0), batch(1, 0, 0), on, off)
 	assert.ErrorIs(t, err, tensor.ErrShape, "J_off without reference log-probs")
+}
+
+// TestFormatParamsArePapers: each preset's format verifier, built with the
+// preset's FormatParams, follows the paper's rule as written — a section
+// that holds only invisible characters still counts — where rlpost's
+// default (visible content) does not.
+func TestFormatParamsArePapers(t *testing.T) {
+	const zw = "\u200b"
+	for _, c := range []struct {
+		name, verifier string
+		params         verifiers.Params
+		pred           string
+	}{
+		{"V-Triune (Eq. 2)", presets.VTriune().FormatVerifier, presets.VTriune().FormatParams,
+			"<think>" + zw + "</think><answer>B</answer>"},
+		{"LLaVA-OV-1.5", presets.LLaVAOneVision15().FormatVerifier, presets.LLaVAOneVision15().FormatParams,
+			"<think>" + zw + "</think> so \\boxed{4}"},
+		{"VAGEN (Table 5)", "vagen_format", presets.VAGEN().FormatParams,
+			"<think><observation>" + zw + "</observation><reasoning>push</reasoning><prediction>moves</prediction></think><answer>Left</answer>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			paper, err := verifiers.New(c.verifier, c.params)
+			require.NoError(t, err)
+			strict, err := verifiers.New(c.verifier, nil)
+			require.NoError(t, err)
+			p, err := paper.Verify(context.Background(), c.pred, "")
+			require.NoError(t, err)
+			s, err := strict.Verify(context.Background(), c.pred, "")
+			require.NoError(t, err)
+			assert.Equal(t, 1.0, p.Score, "the paper's rule counts the invisible section")
+			assert.Less(t, s.Score, 1.0, "rlpost's default refuses it")
+		})
+	}
 }

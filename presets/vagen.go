@@ -36,6 +36,11 @@ type VAGENSettings struct {
 	// Style is the reasoning format, Grounding-WorldModeling (§5.3: both
 	// VAGEN-Base and VAGEN-Full use it; Table 5; verifiers "vagen_format").
 	Style string
+	// FormatParams are "vagen_format"'s parameters: the style and
+	// {"visible": false}, Table 5's rule as written (each section present
+	// and non-empty); rlpost's default, visible content in each section,
+	// is a stricter guard, off in the preset.
+	FormatParams verifiers.Params
 	// Repetition is the anti-hacking repetition penalty of Appendix D.1.2:
 	// F1 threshold 0.7 and penalty −0.1 (Sokoban); the heap size and memory
 	// bound are rlpost's (rewards.VAGENRepetitionConfig).
@@ -58,6 +63,7 @@ func VAGEN() VAGENSettings {
 		StepPenalty:   -0.1,
 		BoxReward:     1,
 		Style:         verifiers.VAGENGroundingWorldModeling,
+		FormatParams:  verifiers.Params{"style": verifiers.VAGENGroundingWorldModeling, "visible": false},
 		Repetition:    rewards.VAGENRepetitionConfig(),
 		ActorLR:       1e-6,
 		CriticLR:      1e-5,

@@ -26,6 +26,11 @@ type VTriuneSettings struct {
 	// FormatVerifier is Eq. 2's format reward, 0.25 for each of <think>,
 	// </think>, <answer>, </answer> that occurs once.
 	FormatVerifier string
+	// FormatParams are the format verifier's parameters: {"visible":
+	// false}, Eq. 2's rule as written (a tag counts when it occurs once,
+	// whatever its section holds). rlpost's default, a section must hold
+	// visible content, is stricter; it is a guard, off in the preset.
+	FormatParams verifiers.Params
 	// DynamicIoU is the threshold ε of Eq. 3 over training: 0.85 for the
 	// first 10 % of steps, 0.95 for the next 15 %, 0.99 after (§4.5).
 	DynamicIoU verifiers.IoUSchedule
@@ -55,6 +60,7 @@ func VTriune() VTriuneSettings {
 		Loss:                grpo.GRPOLoss(),
 		Route:               rewards.DefaultRouteSpec(),
 		FormatVerifier:      "format_tags",
+		FormatParams:        verifiers.Params{"visible": false},
 		DynamicIoU:          verifiers.DynamicIoUSchedule(),
 		FixedIoUThreshold:   rewards.DefaultFixedIoUThreshold,
 		RolloutBatch:        1024,
