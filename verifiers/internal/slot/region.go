@@ -36,14 +36,68 @@ func FindRegion(resp string) Region {
 	return r
 }
 
-// endOfTurn cuts resp at its first end-of-turn token (step 0).
+// endOfTurn cuts resp at the end of its answering turn (step 0, turn).
 func endOfTurn(resp string) string {
-	for _, tok := range [...]string{"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>"} {
-		if k := strings.Index(resp, tok); k >= 0 {
-			resp = resp[:k]
+	_, end := turn(resp)
+	return resp[:end]
+}
+
+// assistantHeaders open an assistant turn in the chat templates of ChatML
+// (Qwen), Llama 3 and Phi-3.
+var assistantHeaders = [...]string{"<|im_start|>assistant", "<|start_header_id|>assistant<|end_header_id|>", "<|assistant|>"}
+
+// endOfTurnTokens end a turn (or the text) in those templates.
+var endOfTurnTokens = [...]string{"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<|start_header_id|>"}
+
+// turnOpeners open a turn in those templates, and beginTokens may come
+// before the first turn.
+var (
+	turnOpeners = [...]string{"<|im_start|>", "<|start_header_id|>", "<|system|>", "<|user|>", "<|assistant|>"}
+	beginTokens = [...]string{"<|begin_of_text|>", "<|endoftext|>", "<s>"}
+)
+
+// turn returns the model's answering turn of resp, [begin, end) (step 0).
+// A response that is a chat template's whole conversation — it opens with
+// a turn header, as the query does that a trainer scores whole when the
+// prompt is not a prefix of it (OpenRLHF's fallback) — is read from after
+// its last assistant header. Any response ends at its first end-of-turn
+// token after that: what a model writes after ending its turn (a second,
+// made-up assistant turn included) is not its answer.
+func turn(resp string) (begin, end int) {
+	if templated(resp) {
+		for _, h := range assistantHeaders {
+			if k := strings.LastIndex(resp, h); k >= 0 && k+len(h) > begin {
+				begin = k + len(h)
+			}
 		}
 	}
-	return resp
+	end = len(resp)
+	for _, tok := range endOfTurnTokens {
+		if k := strings.Index(resp[begin:end], tok); k >= 0 {
+			end = begin + k
+		}
+	}
+	return begin, end
+}
+
+// templated reports a response that opens, after white space and
+// beginning-of-text tokens, with a chat template's turn header.
+func templated(resp string) bool {
+	t := strings.TrimLeft(resp, " \t\r\n")
+	for again := true; again; {
+		again = false
+		for _, b := range beginTokens {
+			if strings.HasPrefix(t, b) {
+				t, again = strings.TrimLeft(t[len(b):], " \t\r\n"), true
+			}
+		}
+	}
+	for _, o := range turnOpeners {
+		if strings.HasPrefix(t, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReasonRetracted is the reason of an answer withdrawn by what follows it.

@@ -5,8 +5,10 @@
 //
 // The rule, in order:
 //
-//  0. A chat template's end-of-turn token (<|im_end|>, <|im_start|>,
-//     <|endoftext|>, <|eot_id|>, <|end|>) ends the response.
+//  0. Only the model's answering turn is read: when the response holds a
+//     chat template's turns (ChatML, Llama 3, Phi-3), from after the last
+//     assistant header; in any case up to the first end-of-turn token
+//     (<|im_end|>, <|im_start|>, <|endoftext|>, <|eot_id|>, <|end|>).
 //  1. Reasoning is not an answer. Text up to the last </think> (or
 //     </thinking>, </reasoning>) is dropped; a <think> left open means the
 //     response was cut off inside its reasoning and has no answer.
@@ -157,18 +159,14 @@ const (
 // reason why there is none. A closed <answer> pair narrows the region to
 // its content (tagged).
 func region(resp string) (off, end int, tagged bool, reason string) {
-	// A chat template's end-of-turn token ends the response: what follows
-	// is not the model's answer.
-	for _, tok := range [...]string{"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>"} {
-		if k := strings.Index(resp, tok); k >= 0 {
-			resp = resp[:k]
-		}
-	}
-	end = len(resp)
-	// One forward pass over the '<' of resp finds the last of each tag.
+	// Only the model's answering turn is read (step 0).
+	begin, end := turn(resp)
+	resp = resp[:end]
+	off = begin
+	// One forward pass over the '<' of the turn finds the last of each tag.
 	var lastOpenThink, lastCloseThink = -1, -1
 	var thinkEnd int
-	for i := 0; i < len(resp); {
+	for i := begin; i < len(resp); {
 		k := strings.IndexByte(resp[i:], '<')
 		if k < 0 {
 			break
