@@ -24,7 +24,9 @@ var chatTemplates = []chatTemplate{
 		return "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n" + s + "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n" +
 			u + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
 	}, "<|eot_id|>"},
-	{"phi3", func(s, u string) string { return "<|system|>\n" + s + "<|end|>\n<|user|>\n" + u + "<|end|>\n<|assistant|>\n" }, "<|end|>"},
+	{"phi3", func(s, u string) string {
+		return "<|system|>\n" + s + "<|end|>\n<|user|>\n" + u + "<|end|>\n<|assistant|>\n"
+	}, "<|end|>"},
 }
 
 // genResponse returns a response with an answer slot of one of the
