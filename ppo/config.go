@@ -273,6 +273,37 @@ type Config struct {
 	BehaveCap float64
 	// BehaveCapMode is CapTruncate (default) or CapMask.
 	BehaveCapMode CapMode
+
+	// RolloutISMode is how the importance weights of RolloutIS are bounded
+	// by [RolloutISThresholdLower, RolloutISThreshold]: RolloutISTruncate
+	// (default, TIS), RolloutISMask (IcePop / MIS: 0 outside the bounds,
+	// the token kept in the denominators) or RolloutISSeqMaskTIS
+	// (OpenRLHF seq-mask-tis).
+	RolloutISMode RolloutISMode
+	// RolloutISThresholdLower is the lower bound of the importance weights
+	// (TRL vllm_importance_sampling_clip_min; OpenRLHF's low threshold); 0
+	// (default) means none.
+	RolloutISThresholdLower float64
+	// RolloutISBatchNormalize divides the importance weights by their mean
+	// over the call's batch (verl rollout_is_batch_normalize).
+	RolloutISBatchNormalize bool
+	// RolloutRSKL chains verl's divergence-based rejection rules (verl's
+	// current rollout_rs: token_k1…seq_max_k3; ParseRolloutRS reads verl's
+	// strings); a token or sequence must pass every rule. Unused slots are
+	// the zero RolloutRSRule.
+	RolloutRSKL [MaxRolloutRSKL]RolloutRSRule
+	// RolloutOutlierLow and RolloutOutlierHigh, when > 0, remove from the
+	// mask every sequence with a token whose rollout weight exp(ℓ) is below
+	// RolloutOutlierLow or above RolloutOutlierHigh (SkyRL
+	// outlier_token_is_threshold_low / _high). Needs Inputs.RolloutLogp.
+	RolloutOutlierLow, RolloutOutlierHigh float64
+	// KLUnbiased multiplies each token's KL estimate by the ratio
+	// π_θ/π_old = exp(logp − old_logp) (clamped as LogRatioClamp says),
+	// a function of logp, so the gradient takes the product rule: the
+	// IS-corrected KL of DeepSeek-V3.2 (arXiv 2512.02556, §3.1; TRL
+	// use_bias_correction_kl; slime --use-unbiased-kl; NeMo-RL
+	// use_on_policy_kl_approximation). Token-level ratios only.
+	KLUnbiased bool
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

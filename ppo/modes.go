@@ -226,6 +226,9 @@ func (j *policyJob[F]) modeRow(b int) {
 		dl *= w * pcoef
 		if ref != nil {
 			k, dk := j.refKL(l - float64(ref[t]))
+			if rl.klUnbiased {
+				k, dk = j.unbiasedKL(k, dk, l, float64(old[t]), r, live, prox != nil)
+			}
 			acc.kl += k
 			dl += coef * rl.beta * dk
 		}

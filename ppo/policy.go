@@ -133,6 +133,9 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if rollout, err = j.rolloutStats(); err != nil {
 			return Result{}, fmt.Errorf("ppo: %w", err)
 		}
+		if cfg.RolloutISBatchNormalize {
+			rollout.ISBatchNormFactor = j.normalizeIS()
+		}
 		if in.RolloutLogp.IsZero() { // off-policy masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
 		}

@@ -32,6 +32,8 @@ type rules struct {
 	// covRatio is the fraction Clip-Cov or KL-Cov picks, covLo and covHi
 	// Clip-Cov's covariance bounds, covCoef KL-Cov's penalty weight.
 	covRatio, covLo, covHi, covCoef float64
+	// klUnbiased weighs the KL estimate by π_θ/π_old (klIS).
+	klUnbiased bool
 }
 
 func (c Config) rules() rules {
@@ -39,6 +41,7 @@ func (c Config) rules() rules {
 	r := rules{
 		clamp: inf, lo: 1 - c.ClipLow, hi: 1 + c.ClipHigh, dual: inf,
 		est: c.KLEstimator, klClamp: inf, capAt: inf, beta: c.KLCoef,
+		klUnbiased: c.KLUnbiased,
 	}
 	if c.LogRatioClamp > 0 {
 		r.clamp = c.LogRatioClamp
@@ -169,7 +172,7 @@ func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
 
 // kernelServes reports whether the assembly kernels compute these rules with
 // a reference policy: they know k1, k2 and k3 (low_var_kl resolves to k3).
-func (r *rules) kernelServes() bool { return r.est <= K3 }
+func (r *rules) kernelServes() bool { return r.est <= K3 && !r.klUnbiased }
 
 // cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its
 // derivative −clip(r)·a with respect to logp (the weight is a constant), and

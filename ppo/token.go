@@ -228,6 +228,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			dl := -a * r * g * w
 			if ref != nil {
 				k, dk := rl.kl(float64(lp[i])-float64(ref[i+start]), negKL[i])
+				if rl.klUnbiased {
+					k, dk = j.unbiasedKL(k, dk, float64(lp[i]), float64(old[i]), r, !dead[i], prox != nil)
+				}
 				s.kl += k
 				dl += beta * dk
 			}
