@@ -142,7 +142,95 @@ def policy_cases(g):
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
-            + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108)))
+            + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
+            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)))
+
+
+RS_KL = [("token_k1", "0.8_1.2"), ("token_k2", "0.02"), ("token_k3", "0.05"), ("seq_sum_k1", "0.3_3.0"),
+         ("seq_sum_k2", "0.5"), ("seq_sum_k3", "0.4"), ("seq_mean_k1", "1.1"), ("seq_mean_k2", "0.05"),
+         ("seq_mean_k3", "0.03"), ("seq_max_k2", "0.2"), ("seq_max_k3", "0.15")]
+
+
+def policy_rollout_peer_cases(g):
+    """The two-sided rollout corrections (docs/spec.md#rollout-correction):
+    truncation with a lower bound, masked weights (IcePop / MIS),
+    seq-mask-tis, batch normalisation, verl's chained divergence rejection,
+    SkyRL's outlier-token mask, and the peers' names for them."""
+    cases = []
+    for k in range(48):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.05, 0.3, 1.0])
+        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        kind = k % 4
+        if kind == 0:  # rlpost's names
+            cfg["rollout_is"] = g.pick(["token", "sequence"])
+            cfg["rollout_is_mode"] = g.pick(["truncate", "mask"] + (["seq_mask_tis"] if cfg["rollout_is"] == "token" else []))
+            cfg["rollout_is_threshold"] = g.pick([1.2, 2.0, 5.0])
+            if g.r.random() < 0.6:
+                cfg["rollout_is_threshold_lower"] = g.pick([0.5, 0.8, 0.95])
+            cfg["rollout_is_batch_normalize"] = g.r.random() < 0.4
+        elif kind == 1:  # TRL's
+            cfg["vllm_importance_sampling_mode"] = g.pick(["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"])
+            if g.r.random() < 0.5:
+                cfg["vllm_importance_sampling_clip_max"] = g.pick([1.5, 2.0])
+            if g.r.random() < 0.5:
+                cfg["vllm_importance_sampling_clip_min"] = g.pick([0.5, 0.9])
+        elif kind == 2:  # OpenRLHF's
+            cfg["is_correction_type"] = g.pick(["tis", "icepop", "seq-mask-tis"])
+            if g.r.random() < 0.5:
+                cfg["is_correction_threshold"] = g.pick([[0.8, 1.25], [0.5, 2.0]])
+        if kind == 3 or g.r.random() < 0.4:  # verl's divergence rules, chained
+            rules = [RS_KL[g.r.randrange(len(RS_KL))] for _ in range(g.r.randint(1, 3))]
+            cfg["rollout_rs"] = ",".join(o for o, _ in rules)
+            cfg["rollout_rs_threshold"] = ",".join(t for _, t in rules)
+        if g.r.random() < 0.3:  # SkyRL's outlier-token sequence mask
+            cfg["outlier_token_is_threshold_low"] = g.pick([0.0, 0.5])
+            cfg["outlier_token_is_threshold_high"] = g.pick([2.0, 1.5])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
+    return cases
+
+
+def policy_unbiased_kl_cases(g):
+    """DeepSeek-V3.2's IS-corrected KL (TRL use_bias_correction_kl) with
+    every estimator, clamp, loss mode of token-level ratios, and proximal
+    log-probs."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.u(-1.5, 1.5)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.04, 0.5])
+        cfg["use_bias_correction_kl"] = True
+        cfg["kl_estimator"] = g.pick(["k1", "k2", "k3", "low_var_kl", "abs", "k3+"])
+        if g.r.random() < 0.3:
+            cfg["kl_clamp"] = 0.3
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.25:
+            req["prox_logp"] = [[num(x + g.u(-0.5, 0.5)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.2:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + 25.0)
+        if g.r.random() < 0.3:
+            req["preset"] = "trl"
+        cases.append(req)
+    return cases
 
 
 def policy_agg_cases(g):

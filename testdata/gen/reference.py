@@ -77,7 +77,30 @@ POLICY_DEFAULTS = {
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
     "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
     "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0, "policy_seq_mean_token_mean": False,
+    "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
+    "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
+    "use_bias_correction_kl": False,
+    "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
+    "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
+
+
+def _peer_rollout(cfg):
+    """TRL's vllm_importance_sampling_* and OpenRLHF's is_correction_*
+    as rlpost's rollout_is fields (docs/conformance.md#policy_loss)."""
+    m = cfg["vllm_importance_sampling_mode"]
+    if m is not None:
+        level, mode = m.split("_")
+        cfg["rollout_is"], cfg["rollout_is_mode"] = level, mode
+        cfg["rollout_is_threshold"] = cfg["vllm_importance_sampling_clip_max"] or 3.0
+        if cfg["vllm_importance_sampling_clip_min"] is not None:
+            cfg["rollout_is_threshold_lower"] = cfg["vllm_importance_sampling_clip_min"]
+    t = cfg["is_correction_type"]
+    if t is not None:
+        cfg["rollout_is"] = "token"
+        cfg["rollout_is_mode"] = {"tis": "truncate", "icepop": "mask", "seq-mask-tis": "seq_mask_tis"}[t]
+        lo, hi = cfg["is_correction_threshold"] or [0.5, 5.0]
+        cfg["rollout_is_threshold_lower"], cfg["rollout_is_threshold"] = lo, hi
 
 
 # The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
@@ -167,6 +190,7 @@ def policy_loss(req):
     cfg.update(req.get("config", {}))
     if req.get("preset") == "verl" and cfg["loss_mode"] == "gspo":
         cfg["loss_mode"] = "gspo_token"  # verl's gspo
+    _peer_rollout(cfg)
     mask = _t(req["mask"])
     logp = _t(req["logp"]).requires_grad_(True)
     old = _t(req["old_logp"])
@@ -216,7 +240,12 @@ def policy_loss(req):
         loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, pcoef)
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
-        loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
+        kl = _kl(lp, ref, cfg)
+        if cfg["use_bias_correction_kl"]:
+            # DeepSeek-V3.2's IS-corrected KL: the ratio to old_logp, a
+            # function of logp (product rule).
+            kl = kl * torch.exp(_clamp_logratio(lp - old, cfg))
+        loss = loss + cfg["kl_coef"] * _aggregate(kl, mask, coef)
     if entropy is not None:
         loss = loss - cfg["entropy_coeff"] * _aggregate(entropy, mask, coef)
     loss.backward()
@@ -235,13 +264,51 @@ def _rollout_correction(log_ratio, mask, cfg):
     lengths = mask.sum(dim=1, keepdim=True)
     seq_sum = (log_ratio * mask).sum(dim=1, keepdim=True)
     weight = torch.ones_like(log_ratio)
+    lo, hi, mode = cfg["rollout_is_threshold_lower"], cfg["rollout_is_threshold"], cfg["rollout_is_mode"]
+
+    def bound(e):
+        if mode == "mask":  # IcePop / MIS: 0 outside, kept in the denominator
+            return torch.where((e >= lo) & (e <= hi), e, torch.zeros_like(e))
+        if mode == "seq_mask_tis":
+            return e
+        if mode != "truncate":
+            raise ValueError("unknown rollout_is_mode " + mode)
+        if lo > 0:
+            return torch.clamp(e, min=lo, max=hi)
+        return torch.clamp(e, max=hi)
+
     if cfg["rollout_is"] == "token":
-        weight = torch.clamp(safe(log_ratio), max=cfg["rollout_is_threshold"])
+        weight = bound(safe(log_ratio))
     elif cfg["rollout_is"] == "sequence":
-        weight = torch.clamp(safe(seq_sum), max=cfg["rollout_is_threshold"]).expand_as(log_ratio)
+        weight = bound(safe(seq_sum)).expand_as(log_ratio)
     elif cfg["rollout_is"] is not None:
         raise ValueError("unknown rollout_is " + cfg["rollout_is"])
+    if mode == "seq_mask_tis":
+        g = safe(seq_sum / torch.clamp(lengths, min=1.0))
+        weight = weight * ((g >= lo) & (g <= hi)).double()
+    if cfg["rollout_is_batch_normalize"]:
+        if cfg["rollout_is"] == "sequence":
+            rows = (lengths > 0).double()
+            mean = (weight[:, :1] * rows).sum() / rows.sum()
+        else:
+            mean = (weight * mask).sum() / mask.sum()
+        if mean > 1e-8:
+            weight = weight / mean
+    mask0 = mask
     rs = cfg["rollout_rs"]
+    if rs is not None and "_k" in rs:
+        mask = mask * _rollout_rs_kl(log_ratio, mask0, rs, cfg["rollout_rs_threshold"])
+        rs = None
+    low, high = cfg["outlier_token_is_threshold_low"], cfg["outlier_token_is_threshold_high"]
+    if low > 0 or high > 0:
+        e = safe(log_ratio)
+        out = torch.zeros_like(e, dtype=torch.bool)
+        if high > 0:
+            out = out | (e > high)
+        if low > 0:
+            out = out | (e < low)
+        bad = (out & (mask0 > 0)).any(dim=1, keepdim=True)
+        mask = mask * (~bad).double()
     if rs is not None:
         upper = cfg["rollout_rs_threshold"]
         lower = cfg["rollout_rs_threshold_lower"] or 1.0 / upper
@@ -255,6 +322,42 @@ def _rollout_correction(log_ratio, mask, cfg):
             raise ValueError("unknown rollout_rs " + rs)
         mask = mask * ((ratio >= lower) & (ratio <= upper)).double()
     return weight.detach(), mask
+
+
+def _rollout_rs_kl(log_ratio, mask, options, thresholds):
+    """verl's divergence-based rejection (rollout_corr_helper, rollout_rs
+    token_k1 ... seq_max_k3, chained: every option must pass): the keep
+    mask, 0 on rejected tokens or sequences."""
+    lc = torch.clamp(log_ratio, -20.0, 20.0)
+    stats = {"k1": -lc, "k2": 0.5 * lc * lc, "k3": torch.exp(lc) - 1.0 - lc}
+    opts = [o.strip() for o in options.split(",") if o.strip()]
+    specs = [x.strip() for x in str(thresholds).split(",") if x.strip()]
+    if len(specs) == 1:
+        specs = specs * len(opts)
+    n = torch.clamp(mask.sum(dim=1, keepdim=True), min=1.0)
+    keep = torch.ones_like(log_ratio)
+    for opt, spec in zip(opts, specs):
+        level, k = opt.rsplit("_", 1)
+        x = stats[k]
+        if k == "k1":
+            parts = spec.split("_")
+            upper = float(parts[-1])
+            lower = float(parts[0]) if len(parts) == 2 else 1.0 / upper
+            lo, hi = math.log(lower), math.log(upper)
+        else:
+            lo, hi = -math.inf, float(spec)
+        if level == "token":
+            v = x
+        elif level == "seq_sum":
+            v = (x * mask).sum(dim=1, keepdim=True)
+        elif level == "seq_mean":
+            v = (x * mask).sum(dim=1, keepdim=True) / n
+        elif level == "seq_max":
+            v = torch.where(mask > 0, x, torch.full_like(x, -math.inf)).max(dim=1, keepdim=True).values
+        else:
+            raise ValueError("unknown rollout_rs option " + opt)
+        keep = keep * ((v >= lo) & (v <= hi)).double().expand_as(x)
+    return keep
 
 
 def _offpolicy_keep(sample, lp, adv, mask, delta):
