@@ -862,6 +862,40 @@ def appo_cases(g):
     return cases
 
 
+def multi_reward_cases(g):
+    """Several reward functions per completion (one binary, one of wide
+    spread, one often tied), combined both ways, with weights, groups by
+    size or by id, groups of one and groups whose rewards are all equal."""
+    cases = []
+    for k in range(40):
+        size = g.pick([1, 2, 4, 5]) if k > 2 else 4
+        groups = g.r.randint(1, 4)
+        n, K = size * groups, g.r.randint(1, 3)
+        rows = []
+        for _ in range(n):
+            row = [float(g.r.random() < 0.5), g.u(-50, 50), g.pick([0.0, 1.0, 1.0])][:K]
+            rows.append(row)
+        if g.r.random() < 0.2:  # a group with every reward equal
+            for i in range(size):
+                rows[i] = list(rows[0])
+        req = {"op": "multi_reward_advantages", "rewards_per_func": rows,
+               "config": {"multi_objective_aggregation": ["sum_then_normalize", "normalize_then_sum"][k % 2]}}
+        if g.r.random() < 0.5:
+            req["reward_weights"] = [g.pick([1.0, 0.5, 2.0, -1.0]) for _ in range(K)]
+        if g.r.random() < 0.3:
+            req["config"]["preset"] = "trl"
+        if g.r.random() < 0.3:
+            req["config"]["std"] = "population"
+        if g.r.random() < 0.3:
+            ids = [i // size for i in range(n)]
+            g.r.shuffle(ids)
+            req["group_ids"] = ids
+        else:
+            req["group_size"] = size
+        cases.append(req)
+    return cases
+
+
 SUITES = {
     "policy_loss": (policy_cases, 1),
     "value_loss": (value_cases, 2),
@@ -872,6 +906,7 @@ SUITES = {
     "offpolicy_advantages": (offpolicy_cases, 7),
     "appo_weights": (appo_cases, 8),
     "group_advantages_estimators": (group_estimator_cases, 9),
+    "multi_reward_advantages": (multi_reward_cases, 30),
 }
 
 

@@ -898,7 +898,33 @@ def _rows(x):
     return [[float(v) for v in row] for row in x.detach().tolist()]
 
 
+def multi_reward_advantages(req):
+    """TRL's multi_objective_aggregation: sum_then_normalize is GRPO on
+    the weighted sum; normalize_then_sum (GDPO, arXiv 2601.05242) normalises
+    each reward function within its groups, sums them with the weights and
+    normalises the sum over the batch (docs/spec.md#group-advantages)."""
+    cfg = {"scale": "group", "std": "unbiased", "eps": 1e-4 if req.get("config", {}).get("preset") == "trl" else 1e-6,
+           "multi_objective_aggregation": "sum_then_normalize"}
+    cfg.update({k: v for k, v in req.get("config", {}).items() if k != "preset"})
+    rows = req["rewards_per_func"]
+    K = len(rows[0])
+    w = req.get("reward_weights") or [1.0] * K
+    base = {k: req[k] for k in ("group_size", "group_ids") if k in req}
+    gcfg = {"scale": cfg["scale"], "std": cfg["std"], "eps": cfg["eps"]}
+    if cfg["multi_objective_aggregation"] == "sum_then_normalize":
+        rewards = [sum(wk * r for wk, r in zip(w, row)) for row in rows]
+        return group_advantages(dict(base, rewards=rewards, config=gcfg))
+    if cfg["multi_objective_aggregation"] != "normalize_then_sum":
+        raise ValueError("unknown multi_objective_aggregation")
+    total = [0.0] * len(rows)
+    for k in range(K):
+        a = group_advantages(dict(base, rewards=[row[k] for row in rows], config=gcfg))["advantages"]
+        total = [t + w[k] * x for t, x in zip(total, a)]
+    return group_advantages({"rewards": total, "group_size": len(total), "config": gcfg})
+
+
 OPS = {
+    "multi_reward_advantages": multi_reward_advantages,
     "policy_loss": policy_loss,
     "value_loss": value_loss,
     "group_advantages": group_advantages,
