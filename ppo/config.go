@@ -304,6 +304,10 @@ type Config struct {
 	// use_bias_correction_kl; slime --use-unbiased-kl; NeMo-RL
 	// use_on_policy_kl_approximation). Token-level ratios only.
 	KLUnbiased bool
+	// DPPODeltaLow and DPPODeltaHigh are δ_low and δ_high of the DPPO loss
+	// modes (SkyRL dppo.delta_low, delta_high); 0 means 0.2 for DPPOTV and
+	// 0.05 for DPPOKL.
+	DPPODeltaLow, DPPODeltaHigh float64
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

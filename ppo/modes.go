@@ -54,9 +54,22 @@ const (
 	// Config.KLCovCoef·|Δ| on the tokens of highest covariance (verl
 	// "kl_cov").
 	KLCov
+	// DPPOTV is DPPO's binary total-variation loss ("Divergence Proximal
+	// Policy Optimization", arXiv 2602.04879, Eq. 13; verl "dppo_tv", SkyRL
+	// dppo_type "binary_tv"): −r·A, with a token's policy term masked (a
+	// constant 0) where A > 0 and π_θ − π_old > δ_high, or A < 0 and
+	// π_old − π_θ > δ_low, π the token's probability.
+	DPPOTV
+	// DPPOKL is DPPO's binary KL loss (same paper, Eq. 14; verl "dppo_kl",
+	// SkyRL "binary_kl"): the mask of DPPOTV with the divergence
+	// D = q·log(q/p) + (1 − q)·log((1 − q)/(1 − p)) of the binary
+	// distributions (p = π_θ, q = π_old), masked where A > 0, p > q and
+	// D > δ_high, or A < 0, p < q and D > δ_low.
+	DPPOKL
 )
 
-var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"}
+var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov",
+	"dppo_tv", "dppo_kl"}
 
 func (m LossMode) String() string { return enum.Name(lossModeNames[:], int(m), "LossMode") }
 
@@ -78,6 +91,10 @@ const (
 	DefaultClipCovHigh  = 5.0
 	DefaultKLCovRatio   = 0.0002
 	DefaultKLCovCoef    = 0.1
+	// DPPO's thresholds: δ = 0.2 for the binary TV (SkyRL's default for
+	// both) and 0.05 for the binary KL (the value SkyRL recommends for it).
+	DefaultDPPOTVDelta = 0.2
+	DefaultDPPOKLDelta = 0.05
 )
 
 // VerlClipCovMeanEps is what verl's masked_mean adds to the token count
@@ -94,7 +111,7 @@ func (c Config) validateMode() error {
 		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
 	}
 	switch {
-	case c.LossMode < Vanilla || c.LossMode > KLCov:
+	case c.LossMode < Vanilla || c.LossMode > DPPOKL:
 		return bad("LossMode", "%d is not a LossMode", int(c.LossMode))
 	case c.RatioLevel == SequenceRatio && c.LossMode > GSPOToken:
 		return bad("RatioLevel", "sequence is defined for loss modes vanilla, gspo and gspo_token, not %v", c.LossMode)
@@ -115,6 +132,10 @@ func (c Config) validateMode() error {
 		return bad("ClipCovLow", "NaN bound")
 	case c.PolicySeqMeanTokenMean && !c.sequenceLevel() && (c.LossMode == Vanilla || c.LossMode == GeoMean):
 		return bad("PolicySeqMeanTokenMean", "is defined for loss modes gspo, gspo_token, sapo, cispo, gpg, clip_cov, kl_cov and RatioLevel sequence, not %v", c.LossMode)
+	case !(c.DPPODeltaLow >= 0) || math.IsInf(c.DPPODeltaLow, 1):
+		return bad("DPPODeltaLow", "%v, want 0 (the mode's default) or a finite number > 0", c.DPPODeltaLow)
+	case !(c.DPPODeltaHigh >= 0) || math.IsInf(c.DPPODeltaHigh, 1):
+		return bad("DPPODeltaHigh", "%v, want 0 (the mode's default) or a finite number > 0", c.DPPODeltaHigh)
 	case !(c.ClipCovMeanEps >= 0) || math.IsInf(c.ClipCovMeanEps, 1):
 		return bad("ClipCovMeanEps", "%v, want 0 (exact means) or a finite number > 0 (verl: %v)", c.ClipCovMeanEps, VerlClipCovMeanEps)
 	}
@@ -214,6 +235,15 @@ func (j *policyJob[F]) modeRow(b int) {
 			if j.picked[start+t] {
 				loss, dl = 0, 0
 				acc.covPicked++
+			}
+		case DPPOTV, DPPOKL:
+			var c int
+			loss, dl, c = rl.dppo(r, a, l, base, live)
+			switch c {
+			case clipHigh:
+				acc.clipHigh++
+			case clipLow:
+				acc.clipLow++
 			}
 		case KLCov:
 			picked := j.picked[start+t]

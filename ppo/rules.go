@@ -34,6 +34,10 @@ type rules struct {
 	covRatio, covLo, covHi, covCoef float64
 	// klUnbiased weighs the KL estimate by π_θ/π_old (klIS).
 	klUnbiased bool
+	// dppoKL selects DPPO's binary KL (else its binary TV); dppoLo and
+	// dppoHi are δ_low and δ_high.
+	dppoKL         bool
+	dppoLo, dppoHi float64
 }
 
 func (c Config) rules() rules {
@@ -65,6 +69,11 @@ func (c Config) rules() rules {
 		r.covRatio, r.covLo, r.covHi = cmpOr(c.ClipCovRatio, DefaultClipCovRatio), c.ClipCovLow, c.ClipCovHigh
 	case KLCov:
 		r.covRatio, r.covCoef = cmpOr(c.KLCovRatio, DefaultKLCovRatio), cmpOr(c.KLCovCoef, DefaultKLCovCoef)
+	case DPPOTV:
+		r.dppoLo, r.dppoHi = cmpOr(c.DPPODeltaLow, DefaultDPPOTVDelta), cmpOr(c.DPPODeltaHigh, DefaultDPPOTVDelta)
+	case DPPOKL:
+		r.dppoKL = true
+		r.dppoLo, r.dppoHi = cmpOr(c.DPPODeltaLow, DefaultDPPOKLDelta), cmpOr(c.DPPODeltaHigh, DefaultDPPOKLDelta)
 	}
 	if c.DualClip > 0 {
 		r.dual = c.DualClip
@@ -251,6 +260,34 @@ func (c *rules) klCov(r, a, d float64, live, picked bool) (loss, dl float64) {
 		}
 	}
 	return loss, dl
+}
+
+// dppo returns DPPO's per-token loss −r·a and its derivative −r·a (0
+// where the log-ratio clamp binds), or 0 and 0 where the binary divergence
+// between π_θ = e^logp and π_old = e^base masks the token, and which side
+// masked it (a > 0: clipHigh, a < 0: clipLow). The mask is a constant of
+// logp; the KL's 10⁻⁸ inside the logarithm is SkyRL's and the reference
+// implementation's.
+func (c *rules) dppo(r, a, logp, base float64, live bool) (loss, dl float64, clip int) {
+	p, q := math.Exp(logp), math.Exp(base)
+	diff := p - q
+	var masked bool
+	if c.dppoKL {
+		const eps = 1e-8
+		d := q*(base-logp) + (1-q)*math.Log((1-q+eps)/(1-p+eps))
+		masked = a > 0 && diff > 0 && d > c.dppoHi || a < 0 && diff < 0 && d > c.dppoLo
+	} else {
+		masked = a > 0 && diff > c.dppoHi || a < 0 && -diff > c.dppoLo
+	}
+	switch {
+	case masked && a > 0:
+		return 0, 0, clipHigh
+	case masked:
+		return 0, 0, clipLow
+	case live:
+		return -a * r, -a * r, clipNone
+	}
+	return -a * r, 0, clipNone
 }
 
 // cmpOr returns v, or def when v is 0.

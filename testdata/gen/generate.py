@@ -143,7 +143,35 @@ def policy_cases(g):
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
             + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
-            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)))
+            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132)))
+
+
+def policy_dppo_cases(g):
+    """DPPO's binary-TV and binary-KL masks (log-probs near 0 so that
+    probabilities move by more than the thresholds), with and without
+    thresholds, KL term, token weights and proximal log-probs."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        req["logp"] = g.mat(B, T, -1.5, -0.01)
+        spread = g.pick([0.1, 0.4, 1.0])
+        req["old_logp"] = [[num(min(-0.005, x + g.u(-spread, spread))) for x in row] for row in req["logp"]]
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["loss_mode"] = ["dppo_tv", "dppo_kl"][k % 2]
+        if g.r.random() < 0.5:
+            cfg["dppo_delta_low"] = g.pick([0.05, 0.1, 0.3])
+            cfg["dppo_delta_high"] = g.pick([0.02, 0.1, 0.3])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if g.r.random() < 0.2:
+            req["prox_logp"] = [[num(min(-0.005, x + g.u(-0.2, 0.2))) for x in row] for row in req["old_logp"]]
+        cases.append(req)
+    return cases
 
 
 RS_KL = [("token_k1", "0.8_1.2"), ("token_k2", "0.02"), ("token_k3", "0.05"), ("seq_sum_k1", "0.3_3.0"),

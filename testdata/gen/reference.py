@@ -79,7 +79,7 @@ POLICY_DEFAULTS = {
     "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0, "policy_seq_mean_token_mean": False,
     "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
     "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
-    "use_bias_correction_kl": False,
+    "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0,
     "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
     "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
@@ -435,6 +435,22 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         else:
             loss = -adv * ratio + torch.where(picked, cfg["ppo_kl_coef"] * delta.abs(), torch.zeros_like(delta))
         return _aggregate(loss * weight, mask, coef)
+    if mode in ("dppo_tv", "dppo_kl"):
+        # DPPO (arXiv 2602.04879, Eqs. 13-14): -r*A with a constant binary
+        # divergence mask between pi_theta and pi_old = exp(logp - delta).
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        p = torch.exp(lp.detach())
+        q = torch.exp((lp - delta).detach())
+        diff = p - q
+        tv = mode == "dppo_tv"
+        lo_d = cfg["dppo_delta_low"] or (0.2 if tv else 0.05)
+        hi_d = cfg["dppo_delta_high"] or (0.2 if tv else 0.05)
+        if tv:
+            drop = ((adv > 0) & (diff > hi_d)) | ((adv < 0) & (-diff > lo_d))
+        else:
+            d = q * (torch.log(q) - torch.log(p)) + (1 - q) * torch.log((1 - q + 1e-8) / (1 - p + 1e-8))
+            drop = ((adv > 0) & (diff > 0) & (d > hi_d)) | ((adv < 0) & (diff < 0) & (d > lo_d))
+        return _aggregate(-ratio * adv * (~drop).double() * weight, mask, coef)
     raise ValueError("unknown loss_mode " + mode)
 
 

@@ -69,7 +69,7 @@ type PolicyLossRequest struct {
 		RolloutRSThresholdLow  float64     `json:"rollout_rs_threshold_lower"`
 		OffPolicySeqMaskKL     float64     `json:"offpolicy_seq_mask_kl"`
 		AggNormWithoutSeqs     bool        `json:"agg_norm_without_seqs"`
-		rolloutFields
+		peerFields
 	} `json:"config"`
 }
 
@@ -199,7 +199,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 			return in, cfg, err
 		}
 	}
-	return in, cfg, c.rolloutFields.apply(&cfg)
+	return in, cfg, c.peerFields.apply(&cfg)
 }
 
 // PolicyLossResponse is the answer to a policy_loss request.

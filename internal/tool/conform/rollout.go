@@ -9,13 +9,14 @@ import (
 	"github.com/rlpost/rlpost/ppo"
 )
 
-// rolloutFields are policy_loss's config fields for the two-sided rollout
-// corrections and the IS-corrected KL, under the peers' names
+// peerFields are policy_loss's config fields for the two-sided rollout
+// corrections, the IS-corrected KL and DPPO's thresholds, under the peers'
+// names
 // (docs/conformance.md#policy_loss): rlpost's own, TRL's
 // vllm_importance_sampling_*, OpenRLHF's is_correction_*, SkyRL's
 // outlier_token_is_threshold_*, verl's rollout_is_batch_normalize and TRL's
 // use_bias_correction_kl.
-type rolloutFields struct {
+type peerFields struct {
 	RolloutISMode           *string   `json:"rollout_is_mode"`
 	RolloutISThresholdLower float64   `json:"rollout_is_threshold_lower"`
 	RolloutISBatchNormalize bool      `json:"rollout_is_batch_normalize"`
@@ -27,6 +28,8 @@ type rolloutFields struct {
 	VLLMISClipMin           *float64  `json:"vllm_importance_sampling_clip_min"`
 	ISCorrectionType        *string   `json:"is_correction_type"`
 	ISCorrectionThreshold   []float64 `json:"is_correction_threshold"`
+	DPPODeltaLow            float64   `json:"dppo_delta_low"`
+	DPPODeltaHigh           float64   `json:"dppo_delta_high"`
 }
 
 // rsThreshold is verl's rollout_rs_threshold: a number, or a string of
@@ -57,7 +60,7 @@ func klRS(s string) bool { return strings.Contains(s, "_k") }
 // fields: TRL's modes are a level and a bound (clip_max 3, clip_min none
 // by default), OpenRLHF's types token-level weights with [0.5, 5] by
 // default.
-func (f *rolloutFields) apply(cfg *ppo.Config) error {
+func (f *peerFields) apply(cfg *ppo.Config) error {
 	var err error
 	if f.RolloutISMode != nil {
 		if cfg.RolloutISMode, err = ppo.ParseRolloutISMode(*f.RolloutISMode); err != nil {
@@ -68,6 +71,7 @@ func (f *rolloutFields) apply(cfg *ppo.Config) error {
 	cfg.RolloutISBatchNormalize = f.RolloutISBatchNormalize
 	cfg.RolloutOutlierLow, cfg.RolloutOutlierHigh = f.OutlierLow, f.OutlierHigh
 	cfg.KLUnbiased = f.UseBiasCorrectionKL
+	cfg.DPPODeltaLow, cfg.DPPODeltaHigh = f.DPPODeltaLow, f.DPPODeltaHigh
 	if f.VLLMISMode != nil {
 		level, mode, ok := strings.Cut(*f.VLLMISMode, "_")
 		switch {
