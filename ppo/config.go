@@ -308,6 +308,11 @@ type Config struct {
 	// modes (SkyRL dppo.delta_low, delta_high); 0 means 0.2 for DPPOTV and
 	// 0.05 for DPPOKL.
 	DPPODeltaLow, DPPODeltaHigh float64
+	// M2POThreshold, when > 0, is τ of M2PO's second-moment masking
+	// (AReaL m2_threshold): the valid tokens of largest (old_logp −
+	// prox_logp)² leave the mask until the mean of the rest is below τ.
+	// Needs Inputs.ProxLogp.
+	M2POThreshold float64
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

@@ -64,6 +64,8 @@ type policyJob[F tensor.Float] struct {
 	// rollout-corrected call, rcRows its per-row sums.
 	rcMask, rcTW []F
 	rcRows       []rolloutAcc
+	// m2 is M2PO's selection scratch.
+	m2 []m2Token
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]

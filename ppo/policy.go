@@ -136,8 +136,17 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if cfg.RolloutISBatchNormalize {
 			rollout.ISBatchNormFactor = j.normalizeIS()
 		}
-		if in.RolloutLogp.IsZero() { // off-policy masking alone
+		if in.RolloutLogp.IsZero() { // off-policy or M2PO masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
+		}
+		if cfg.M2POThreshold > 0 {
+			valid := 0
+			for _, n := range j.lengths {
+				valid += max(n, 0)
+			}
+			if valid > 0 {
+				rollout.M2POMaskedFrac = float64(j.m2poMask()) / float64(valid)
+			}
 		}
 		if j.rolloutMask() {
 			j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}

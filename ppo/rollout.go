@@ -90,10 +90,16 @@ func (c Config) validateRollout() error {
 	case c.OffPolicySeqMaskKL > 0 && c.LossMode == GeoMean:
 		return bad("OffPolicySeqMaskKL", "not defined for loss mode geo_mean, whose loss is per sequence")
 	}
+	if err := c.validateM2PO(); err != nil {
+		return err
+	}
 	return c.validateRolloutKL()
 }
 
 func (in *Inputs[F]) validateRollout(cfg Config) error {
+	if cfg.M2POThreshold > 0 && in.ProxLogp.IsZero() {
+		return tensor.Errorf(tensor.ErrShape, "prox_logp", nil, "missing, required with Config.M2POThreshold (M2PO's second moment is of old_logp − prox_logp)")
+	}
 	if in.RolloutLogp.IsZero() {
 		if cfg.RolloutIS != RolloutOff || cfg.RolloutRS != RolloutOff {
 			return tensor.Errorf(tensor.ErrShape, "rollout_logp", nil, "missing, required with Config.RolloutIS = %v, RolloutRS = %v", cfg.RolloutIS, cfg.RolloutRS)
@@ -142,6 +148,9 @@ type RolloutStats struct {
 	// OutlierSeqMaskedFrac is the fraction of sequences the outlier-token
 	// mask removed (SkyRL outlier_seq_masked_ratio).
 	OutlierSeqMaskedFrac float64
+	// M2POMaskedFrac is the fraction of valid tokens (after rejection)
+	// M2PO's second-moment masking removed (Config.M2POThreshold).
+	M2POMaskedFrac float64
 }
 
 // rolloutAcc is one row's rollout sums.
@@ -210,7 +219,7 @@ func (c *Config) rolloutBounds() rolloutBounds {
 // rolloutActive reports whether the call runs the pre-pass: to correct for
 // the rollout engine, or to mask off-policy sequences.
 func (j *policyJob[F]) rolloutActive() bool {
-	return !j.in.RolloutLogp.IsZero() || j.cfg.OffPolicySeqMaskKL > 0
+	return !j.in.RolloutLogp.IsZero() || j.cfg.OffPolicySeqMaskKL > 0 || j.cfg.M2POThreshold > 0
 }
 
 // prepareRollout allocates the scratch of the rollout pass (once per size).
@@ -404,7 +413,7 @@ func (j *policyJob[F]) rolloutMask() bool {
 	for _, r := range c.RolloutRSKL {
 		tokenKL = tokenKL || r.Stat.token()
 	}
-	return c.RolloutRS == RolloutToken || tokenKL || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
+	return c.RolloutRS == RolloutToken || tokenKL || c.M2POThreshold > 0 || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
 }
 
 // rolloutRange is the token-level pass in Go for the n tokens of the row

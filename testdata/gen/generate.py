@@ -143,7 +143,33 @@ def policy_cases(g):
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
             + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
-            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132)))
+            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132))
+            + policy_m2po_cases(Gen(133)))
+
+
+def policy_m2po_cases(g):
+    """M2PO's second-moment masking over proximal log-probs that drift
+    from old_logp, with thresholds that mask none, some or all but one."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.1, 0.5, 1.5])
+        req["prox_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        cfg["m2_threshold"] = g.pick([0.001, 0.01, 0.05, 0.3, 10.0])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["rollout_logp"] = [[num(x + g.u(-0.3, 0.3)) for x in row] for row in req["old_logp"]]
+            cfg["rollout_rs"] = "token"
+            cfg["rollout_rs_threshold"] = 1.2
+        cases.append(req)
+    return cases
 
 
 def policy_dppo_cases(g):

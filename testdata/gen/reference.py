@@ -79,7 +79,7 @@ POLICY_DEFAULTS = {
     "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0, "policy_seq_mean_token_mean": False,
     "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
     "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
-    "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0,
+    "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0, "m2_threshold": 0.0,
     "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
     "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
@@ -210,6 +210,8 @@ def policy_loss(req):
         prox = torch.where(keep, _t(req["prox_logp"]), torch.zeros_like(old))
         weight = weight * _behave_weight(prox, old, cfg)
         base = prox
+    if cfg["m2_threshold"] > 0:
+        mask = _m2po(old, prox, mask, cfg["m2_threshold"])
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
     if cfg["offpolicy_seq_mask_kl"] > 0:
@@ -358,6 +360,27 @@ def _rollout_rs_kl(log_ratio, mask, options, thresholds):
             raise ValueError("unknown rollout_rs option " + opt)
         keep = keep * ((v >= lo) & (v <= hi)).double().expand_as(x)
     return keep
+
+
+def _m2po(old, prox, mask, tau):
+    """M2PO (AReaL m2_threshold): the valid tokens of largest
+    (old - prox)^2 leave the mask until the mean of the rest is below tau,
+    all but one if it never is; ties to the lower flat index."""
+    B, T = mask.shape
+    m2 = ((old - prox) ** 2).tolist()
+    toks = sorted((-m2[b][t], b * T + t) for b in range(B) for t in range(T) if mask[b][t] > 0)
+    n = len(toks)
+    if n == 0:
+        return mask
+    cut, suffix = n - 1, 0.0
+    for i in range(n - 1, -1, -1):
+        suffix += -toks[i][0]
+        if suffix / (n - i) < tau:
+            cut = i
+    out = mask.clone()
+    for _, k in toks[:cut]:
+        out[k // T][k % T] = 0.0
+    return out
 
 
 def _offpolicy_keep(sample, lp, adv, mask, delta):

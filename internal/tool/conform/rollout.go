@@ -30,6 +30,7 @@ type peerFields struct {
 	ISCorrectionThreshold   []float64 `json:"is_correction_threshold"`
 	DPPODeltaLow            float64   `json:"dppo_delta_low"`
 	DPPODeltaHigh           float64   `json:"dppo_delta_high"`
+	M2Threshold             float64   `json:"m2_threshold"`
 }
 
 // rsThreshold is verl's rollout_rs_threshold: a number, or a string of
@@ -72,6 +73,7 @@ func (f *peerFields) apply(cfg *ppo.Config) error {
 	cfg.RolloutOutlierLow, cfg.RolloutOutlierHigh = f.OutlierLow, f.OutlierHigh
 	cfg.KLUnbiased = f.UseBiasCorrectionKL
 	cfg.DPPODeltaLow, cfg.DPPODeltaHigh = f.DPPODeltaLow, f.DPPODeltaHigh
+	cfg.M2POThreshold = f.M2Threshold
 	if f.VLLMISMode != nil {
 		level, mode, ok := strings.Cut(*f.VLLMISMode, "_")
 		switch {

@@ -1,6 +1,7 @@
 package conform_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +63,25 @@ func TestPolicyLossPeerRolloutByHand(t *testing.T) {
 	out, err := conform.Run([]byte(req))
 	require.NoError(t, err)
 	assert.InDelta(t, -0.5, out.(conform.PolicyLossResponse).Loss, 1e-15)
+}
+
+// TestPolicyLossM2PO: AReaL's m2_threshold masks the token of largest
+// (old − prox)², changing the loss, and a negative threshold is an error.
+func TestPolicyLossM2PO(t *testing.T) {
+	const batch = `"logp": [[-1, -0.5, -0.1]], "old_logp": [[0, 0, 0]], "prox_logp": [[-1, -0.5, -0.1]], "advantages": [[1, 1, 1]], "mask": [[1, 1, 1]]`
+	loss := func(cfg string) (float64, error) {
+		out, err := conform.Run([]byte(`{"op": "policy_loss", ` + batch + `, "config": {` + cfg + `}}`))
+		if err != nil {
+			return 0, err
+		}
+		return out.(conform.PolicyLossResponse).Loss, nil
+	}
+	plain, err := loss(``)
+	require.NoError(t, err)
+	with, err := loss(`"m2_threshold": 0.2`)
+	require.NoError(t, err)
+	assert.InDelta(t, -(math.Exp(-0.5)+math.Exp(-0.1))/2, with, 1e-15)
+	assert.NotEqual(t, plain, with)
+	_, err = loss(`"m2_threshold": -0.2`)
+	assert.Error(t, err)
 }
