@@ -27,14 +27,24 @@ const (
 	SeqMeanTokenSumNorm
 	// TokenSum: Σ L·m.
 	TokenSum
+	// PromptMean: the mean over prompts of each prompt's token mean,
+	// Σ_p (Σ_{b∈p} Σ_t L·m)/(P·N_p), prompts being Reduction.GroupSize
+	// consecutive rows, P their number and N_p a prompt's valid tokens
+	// (SkyRL loss_reduction "prompt_mean").
+	PromptMean
 )
 
-var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"}
+var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum",
+	"prompt-mean"}
 
 func (a Aggregation) String() string { return enum.Name(aggNames[:], int(a), "Aggregation") }
 
-// ParseAggregation returns the Aggregation named s, with the names verl uses.
+// ParseAggregation returns the Aggregation named s, with the names verl uses
+// ("prompt-mean", or SkyRL's "prompt_mean", for PromptMean).
 func ParseAggregation(s string) (Aggregation, error) {
+	if s == "prompt_mean" {
+		return PromptMean, nil
+	}
 	i, err := enum.Parse(aggNames[:], s, "ppo", "aggregation")
 	return Aggregation(i), err
 }
@@ -147,11 +157,27 @@ type Reduction struct {
 	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
 	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
 	NormWithoutSeqs bool
+	// GroupSize is the number of consecutive rows that share a prompt
+	// (the responses of one GRPO group): PromptMean requires it, and
+	// DropZeroVariance reads it (0: each row on its own).
+	GroupSize int
+	// DropZeroVariance takes the groups (GroupSize rows, or single rows
+	// when GroupSize is 0) whose every valid advantage is 0 — GRPO's
+	// zero-variance groups, which teach nothing — out of the call, as if
+	// their rows had no valid token: they leave every denominator (N, B′,
+	// P), and their KL and entropy terms go with them, as filtering them
+	// out of the batch would.
+	DropZeroVariance bool
 }
 
 func (r Reduction) validate(prefix string) error {
-	if r.Mode < TokenMean || r.Mode > TokenSum {
+	switch {
+	case r.Mode < TokenMean || r.Mode > PromptMean:
 		return tensor.Errorf(tensor.ErrRange, prefix+"Mode", nil, "%d is not an Aggregation", int(r.Mode))
+	case r.GroupSize < 0:
+		return tensor.Errorf(tensor.ErrRange, prefix+"GroupSize", nil, "%d, want 0 or the rows per prompt", r.GroupSize)
+	case r.Mode == PromptMean && r.GroupSize == 0:
+		return tensor.Errorf(tensor.ErrRange, prefix+"GroupSize", nil, "0: prompt-mean needs the rows per prompt")
 	}
 	for _, f := range [...]struct {
 		name string

@@ -132,6 +132,8 @@ func (c Config) validateMode() error {
 		return bad("ClipCovLow", "NaN bound")
 	case c.PolicySeqMeanTokenMean && !c.sequenceLevel() && (c.LossMode == Vanilla || c.LossMode == GeoMean):
 		return bad("PolicySeqMeanTokenMean", "is defined for loss modes gspo, gspo_token, sapo, cispo, gpg, clip_cov, kl_cov and RatioLevel sequence, not %v", c.LossMode)
+	case c.DropZeroVariance && (c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0):
+		return bad("DropZeroVariance", "not defined with %v or EntropyTopRatio, whose selection spans rows", c.LossMode)
 	case !(c.DPPODeltaLow >= 0) || math.IsInf(c.DPPODeltaLow, 1):
 		return bad("DPPODeltaLow", "%v, want 0 (the mode's default) or a finite number > 0", c.DPPODeltaLow)
 	case !(c.DPPODeltaHigh >= 0) || math.IsInf(c.DPPODeltaHigh, 1):

@@ -161,11 +161,16 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		j.phase = phaseLengths
 		parallel.Rows(j, in.Logp.B, in.Logp.T)
 	}
-	total := 0
 	for b, n := range j.lengths {
 		if n < 0 {
 			return Result{}, fmt.Errorf("ppo: %w", maskError(in.Mask, b))
 		}
+	}
+	if cfg.DropZeroVariance {
+		j.dropZeroVariance()
+	}
+	total := 0
+	for _, n := range j.lengths {
 		total += n
 	}
 	if err := rowWeights(j.coef, j.lengths, total, in.Logp.T, cfg.Reduction); err != nil {

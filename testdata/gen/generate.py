@@ -144,7 +144,37 @@ def policy_cases(g):
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
             + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
             + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132))
-            + policy_m2po_cases(Gen(133)))
+            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)))
+
+
+def policy_prompt_cases(g):
+    """SkyRL's prompt_mean aggregation over groups of rows, and the
+    zero-variance groups taken out of the denominators under every
+    aggregation."""
+    cases = []
+    for k in range(30):
+        size = g.pick([1, 2, 3])
+        B, T = size * g.r.randint(1, 3), g.pick([1, 4, 7])
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["group_size"] = size
+        cfg["agg"] = g.pick(["prompt_mean", "prompt-mean"]) if k % 2 == 0 else AGGS[k % len(AGGS)]
+        if k % 3 != 2:
+            cfg["drop_zero_variance"] = True
+            for p in range(0, B, size):  # some groups whose advantages are all 0
+                if g.r.random() < 0.4:
+                    for b in range(p, p + size):
+                        req["advantages"][b] = [0.0] * T
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["entropy"] = g.mat(B, T, 0, 3)
+            cfg["entropy_coeff"] = 0.01
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "gspo", "sapo"])
+        cases.append(req)
+    return cases
 
 
 def policy_m2po_cases(g):

@@ -28,9 +28,27 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False):
+def _prompt_coef(mask, g):
+    """SkyRL's prompt_mean: 1 / (P * N_p) on the rows of prompt p (g rows
+    each), P the prompts with a valid token."""
+    lengths = mask.sum(dim=1)
+    B = mask.shape[0]
+    groups = [list(range(p, p + g)) for p in range(0, B, g)]
+    P = sum(1 for rows in groups if float(lengths[rows].sum()) > 0)
+    coef = torch.zeros(B)
+    for rows in groups:
+        n = float(lengths[rows].sum())
+        for b in rows:
+            if float(lengths[b]) > 0:
+                coef[b] = 1.0 / (P * n)
+    return coef
+
+
+def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False, group_size=0):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
+    if mode in ("prompt-mean", "prompt_mean"):
+        return _prompt_coef(mask, group_size)
     lengths = mask.sum(dim=1)
     seqs = float((lengths > 0).sum())
     bprime = seqs
@@ -80,6 +98,7 @@ POLICY_DEFAULTS = {
     "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
     "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
     "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0, "m2_threshold": 0.0,
+    "group_size": 0, "drop_zero_variance": False,
     "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
     "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
@@ -222,8 +241,17 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
+    if cfg["drop_zero_variance"]:
+        # Groups (group_size rows, or single rows) whose valid advantages
+        # are all 0 leave the call.
+        g = cfg["group_size"] or 1
+        for p in range(0, mask.shape[0], g):
+            rows = slice(p, p + g)
+            if not bool(((adv[rows] != 0) & (mask[rows] > 0)).any()):
+                mask = mask.clone()
+                mask[rows] = 0.0
     coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
-                     norm_without_seqs=cfg["agg_norm_without_seqs"])
+                     norm_without_seqs=cfg["agg_norm_without_seqs"], group_size=cfg["group_size"])
     # policy_seq_mean_token_mean: the policy term alone seq-mean-token-mean.
     pcoef = _row_coef(mask, "seq-mean-token-mean", 0.0, 0.0) if cfg["policy_seq_mean_token_mean"] else coef
     delta = lp - base

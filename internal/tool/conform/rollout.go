@@ -31,6 +31,8 @@ type peerFields struct {
 	DPPODeltaLow            float64   `json:"dppo_delta_low"`
 	DPPODeltaHigh           float64   `json:"dppo_delta_high"`
 	M2Threshold             float64   `json:"m2_threshold"`
+	GroupSize               int       `json:"group_size"`
+	DropZeroVariance        bool      `json:"drop_zero_variance"`
 }
 
 // rsThreshold is verl's rollout_rs_threshold: a number, or a string of
@@ -74,6 +76,7 @@ func (f *peerFields) apply(cfg *ppo.Config) error {
 	cfg.KLUnbiased = f.UseBiasCorrectionKL
 	cfg.DPPODeltaLow, cfg.DPPODeltaHigh = f.DPPODeltaLow, f.DPPODeltaHigh
 	cfg.M2POThreshold = f.M2Threshold
+	cfg.GroupSize, cfg.DropZeroVariance = f.GroupSize, f.DropZeroVariance
 	if f.VLLMISMode != nil {
 		level, mode, ok := strings.Cut(*f.VLLMISMode, "_")
 		switch {

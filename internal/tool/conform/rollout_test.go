@@ -85,3 +85,30 @@ func TestPolicyLossM2PO(t *testing.T) {
 	_, err = loss(`"m2_threshold": -0.2`)
 	assert.Error(t, err)
 }
+
+// TestPolicyLossPromptMean: SkyRL's prompt_mean and the zero-variance
+// flag answer over JSON, differ from token-mean, and reject a bogus value.
+func TestPolicyLossPromptMean(t *testing.T) {
+	const batch = `"logp": [[-1, -1], [-1, -1], [-1, -1], [-1, -1]], "old_logp": [[-1, -1], [-1, -1], [-1, -1], [-1, -1]],
+		"advantages": [[1, 0], [1, 1], [0, 0], [0, 0]], "mask": [[1, 0], [1, 1], [1, 1], [1, 1]]`
+	loss := func(cfg string) (float64, error) {
+		out, err := conform.Run([]byte(`{"op": "policy_loss", ` + batch + `, "config": {` + cfg + `}}`))
+		if err != nil {
+			return 0, err
+		}
+		return out.(conform.PolicyLossResponse).Loss, nil
+	}
+	plain, err := loss(`"group_size": 2`)
+	require.NoError(t, err)
+	assert.InDelta(t, -3.0/7, plain, 1e-15)
+	pm, err := loss(`"agg": "prompt_mean", "group_size": 2`)
+	require.NoError(t, err)
+	assert.InDelta(t, -0.5, pm, 1e-15) // prompt 1 adds 0 but counts in P
+	drop, err := loss(`"group_size": 2, "drop_zero_variance": true`)
+	require.NoError(t, err)
+	assert.InDelta(t, -1.0, drop, 1e-15)
+	for _, bogus := range []string{`"agg": "prompt_sum", "group_size": 2`, `"agg": "prompt_mean"`, `"group_size": -2`, `"drop_zero_variance": 1`} {
+		_, err := loss(bogus)
+		assert.Error(t, err, bogus)
+	}
+}
