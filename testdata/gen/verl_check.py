@@ -10,10 +10,12 @@ The script holds none of verl's code: it reads verl/trainer/ppo/core_algos.py,
 verl/trainer/ppo/rollout_corr_helper.py and the masked reductions of
 verl/utils/torch_functional.py from the checkout and runs them unmodified,
 with small stand-ins for the imports it does not need (omegaconf, the config
-dataclasses, DataProto). --rollout-corr names another rollout_corr_helper.py:
-verl's later releases replaced the ratio-bounded rejection levels `token`,
-`sequence`, `geometric` (which rlpost implements) by KL-based options, so the
-rejection cases need a helper of that API (verl up to December 2025).
+dataclasses, DataProto). With the checkout's own helper (verl's current
+API) the rollout cases draw its divergence-based rollout_rs options
+(token_k1 ... seq_max_k3, chained, thresholds in verl's string form) and
+rollout_is_batch_normalize; --rollout-corr names an older
+rollout_corr_helper.py (verl up to December 2025) whose ratio-bounded
+levels `token`, `sequence`, `geometric` the cases then draw instead.
 
 What it compares, per random case:
 
