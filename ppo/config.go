@@ -339,6 +339,12 @@ type Config struct {
 	// prox_logp)² leave the mask until the mean of the rest is below τ.
 	// Needs Inputs.ProxLogp.
 	M2POThreshold float64
+	// KLInputClamp, when > 0, bounds x = logp − ref_logp to ±KLInputClamp
+	// before the exponential of K3 and K3Plus (verl's low_var_kl bounds it
+	// at 20, its SAFETY_BOUND); the gradient is 0 where it binds (K3Plus's
+	// stays x). Off (0) by default: k3 of logp −200 against ref_logp −0.5
+	// is then e^{199.5} ≈ 2·10⁸⁶, which overflows float32.
+	KLInputClamp float64
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

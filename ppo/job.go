@@ -244,7 +244,8 @@ func (j *policyJob[F]) rowError(b int, acc *rowAcc) error {
 func (j *policyJob[F]) refKL(x float64) (k, dk float64) {
 	e := 0.0
 	if j.rules.needExp() {
-		e = j.exp(-x)
+		xc, _ := j.rules.klInput(x)
+		e = j.exp(-xc)
 	}
 	return j.rules.kl(x, e)
 }

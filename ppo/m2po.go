@@ -16,8 +16,11 @@ type m2Token struct {
 }
 
 func (c Config) validateM2PO() error {
-	if !(c.M2POThreshold >= 0) || math.IsInf(c.M2POThreshold, 1) {
+	switch {
+	case !(c.M2POThreshold >= 0) || math.IsInf(c.M2POThreshold, 1):
 		return tensor.Errorf(tensor.ErrRange, "Config.M2POThreshold", nil, "%v, want 0 (off) or a finite number > 0", c.M2POThreshold)
+	case !(c.KLInputClamp >= 0) || math.IsInf(c.KLInputClamp, 1):
+		return tensor.Errorf(tensor.ErrRange, "Config.KLInputClamp", nil, "%v, want 0 (off) or a finite number > 0", c.KLInputClamp)
 	}
 	return nil
 }
@@ -34,7 +37,7 @@ func (c Config) validateM2PO() error {
 func (j *policyJob[F]) m2poMask() int {
 	in := &j.in
 	mask := j.rcMask
-	toks := j.m2[:0]
+	toks := slices.Grow(j.m2[:0], in.Logp.Len()) // one allocation, when a job first meets the size
 	for b := range in.Logp.B {
 		start, n := in.Logp.Span(b)
 		old, prox := in.OldLogp.Data[start:start+n], in.ProxLogp.Data[start:start+n]

@@ -51,7 +51,9 @@ func BenchmarkPolicyLossPeer(b *testing.B) {
 		{"batch_norm", true, false, func(c *ppo.Config) { c.RolloutIS, c.RolloutISBatchNormalize = ppo.RolloutToken, true }},
 		{"rs_token_k1", true, false, rs("token_k1", "0.5_2")},
 		{"rs_chain3", true, false, rs("token_k2,seq_mean_k3,seq_max_k2", "0.5,0.01,1")},
-		{"outlier", true, false, func(c *ppo.Config) { c.RolloutIS, c.RolloutOutlierLow, c.RolloutOutlierHigh = ppo.RolloutToken, 0.1, 10 }},
+		{"outlier", true, false, func(c *ppo.Config) {
+			c.RolloutIS, c.RolloutOutlierLow, c.RolloutOutlierHigh = ppo.RolloutToken, 0.1, 10
+		}},
 		{"unbiased_kl", false, false, func(c *ppo.Config) { c.KLUnbiased = true }},
 		{"dppo_tv", false, false, func(c *ppo.Config) { c.LossMode = ppo.DPPOTV }},
 		{"dppo_kl", false, false, func(c *ppo.Config) { c.LossMode = ppo.DPPOKL }},

@@ -38,6 +38,9 @@ type rules struct {
 	// dppoHi are δ_low and δ_high.
 	dppoKL         bool
 	dppoLo, dppoHi float64
+	// klIn bounds x = logp − ref_logp to ±klIn before the exponential of
+	// k3 and k3+ (+Inf when off; Config.KLInputClamp).
+	klIn float64
 }
 
 func (c Config) rules() rules {
@@ -45,7 +48,10 @@ func (c Config) rules() rules {
 	r := rules{
 		clamp: inf, lo: 1 - c.ClipLow, hi: 1 + c.ClipHigh, dual: inf,
 		est: c.KLEstimator, klClamp: inf, capAt: inf, beta: c.KLCoef,
-		klUnbiased: c.KLUnbiased,
+		klUnbiased: c.KLUnbiased, klIn: inf,
+	}
+	if c.KLInputClamp > 0 {
+		r.klIn = c.KLInputClamp
 	}
 	if c.LogRatioClamp > 0 {
 		r.clamp = c.LogRatioClamp
@@ -148,8 +154,9 @@ func (r *rules) behave(w float64) (float64, bool) {
 }
 
 // kl returns the KL estimate for x = logp − ref_logp and its derivative
-// with respect to logp; e = e^{−x} is read by k3 and k3+ only (see
-// needExp). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
+// with respect to logp; e = e^{−klInput(x)} is read by k3 and k3+ only (see
+// needExp), which take x bounded by klInput (no gradient where it binds,
+// save k3+'s, which stays x). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
 // k2's gradient x wherever its value comes from.
 func (r *rules) kl(x, e float64) (k, dk float64) {
 	switch r.est {
@@ -166,7 +173,11 @@ func (r *rules) kl(x, e float64) (k, dk float64) {
 		}
 		return 0, 0 // torch's abs passes sign(0) = 0
 	}
-	k, dk = e+x-1, 1-e
+	xc, live := r.klInput(x)
+	k, dk = e+xc-1, 1-e
+	if !live {
+		dk = 0 // torch's clamp passes no gradient where it binds
+	}
 	if k > r.klClamp || k < -r.klClamp {
 		k, dk = math.Copysign(r.klClamp, k), 0
 	}
@@ -176,12 +187,25 @@ func (r *rules) kl(x, e float64) (k, dk float64) {
 	return k, dk
 }
 
+// klInput bounds x to ±klIn (Config.KLInputClamp) and reports whether
+// the bound left it alone. k3 and k3+ read e = e^{−x} of the bounded x:
+// callers exponentiate −klInput(x).
+func (r *rules) klInput(x float64) (float64, bool) {
+	switch {
+	case x > r.klIn:
+		return r.klIn, false
+	case x < -r.klIn:
+		return -r.klIn, false
+	}
+	return x, true
+}
+
 // needExp reports whether kl reads e^{−x}.
 func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
 
 // kernelServes reports whether the assembly kernels compute these rules with
 // a reference policy: they know k1, k2 and k3 (low_var_kl resolves to k3).
-func (r *rules) kernelServes() bool { return r.est <= K3 && !r.klUnbiased }
+func (r *rules) kernelServes() bool { return r.est <= K3 && !r.klUnbiased && math.IsInf(r.klIn, 1) }
 
 // cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its
 // derivative −clip(r)·a with respect to logp (the weight is a constant), and

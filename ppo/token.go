@@ -170,7 +170,8 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			if ref != nil {
 				r := float64(ref[i+start])
 				check += r
-				negKL[i] = r - l
+				xc, _ := rl.klInput(l - r)
+				negKL[i] = -xc
 			}
 			if tw != nil {
 				w := float64(tw[i+start])

@@ -144,7 +144,29 @@ def policy_cases(g):
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
             + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
             + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132))
-            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)))
+            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)) + policy_kl_input_cases(Gen(135)))
+
+
+def policy_kl_input_cases(g):
+    """The KL input clamp: reference log-probs far from logp (the issue's
+    logp -200 against ref -0.5 among them) with k3, low_var_kl and k3+."""
+    cases = []
+    for k in range(20):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.pick([g.u(-1, 1), g.u(-30, 30)])) for x in row] for row in req["logp"]]
+        if k == 0:
+            req["logp"], req["old_logp"], req["ref_logp"] = [[-200.0]], [[-200.0]], [[-0.5]]
+            req["mask"], req["advantages"] = [[1]], [[0.5]]
+        cfg["kl_coef"] = g.pick([0.001, 0.1])
+        cfg["kl_estimator"] = g.pick(["k3", "k3", "low_var_kl", "k3+", "k2"])
+        cfg["kl_input_clamp"] = g.pick([20.0, 5.0, 0.5])
+        if g.r.random() < 0.3:
+            cfg["use_bias_correction_kl"] = True
+        cases.append(req)
+    return cases
 
 
 def policy_prompt_cases(g):

@@ -98,7 +98,7 @@ POLICY_DEFAULTS = {
     "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
     "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
     "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0, "m2_threshold": 0.0,
-    "group_size": 0, "drop_zero_variance": False,
+    "group_size": 0, "drop_zero_variance": False, "kl_input_clamp": 0.0,
     "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
     "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
@@ -171,19 +171,23 @@ def _kl(logp, ref, cfg):
         return x
     if est in ("k2", "mse"):
         return 0.5 * x * x
+    c = cfg["kl_input_clamp"]
+    xc = torch.clamp(x, -c, c) if c > 0 else x  # the input clamp of k3, k3+
     if est == "k3":
-        return _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        return _clamp(torch.exp(-xc) + xc - 1.0, cfg["kl_clamp"])
     if est == "abs":
         return x.abs()
     if est == "low_var_kl":
         # verl's form: the log-ratio clamped to +-20, k3, its value clamped
         # to +-10 (to +-kl_clamp when that is set).
         neg = torch.clamp(ref - logp, -20.0, 20.0)
+        if c > 0:
+            neg = torch.clamp(neg, -c, c)
         k = torch.exp(neg) - neg - 1.0
         return _clamp(k, cfg["kl_clamp"] if cfg["kl_clamp"] > 0 else 10.0)
     if est == "k3+":
         # Straight through: k3's value, k2's gradient.
-        value = _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        value = _clamp(torch.exp(-xc) + xc - 1.0, cfg["kl_clamp"])
         k2 = 0.5 * x * x
         return k2 - k2.detach() + value.detach()
     raise ValueError("unknown kl_estimator " + est)

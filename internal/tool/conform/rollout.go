@@ -33,6 +33,7 @@ type peerFields struct {
 	M2Threshold             float64   `json:"m2_threshold"`
 	GroupSize               int       `json:"group_size"`
 	DropZeroVariance        bool      `json:"drop_zero_variance"`
+	KLInputClamp            float64   `json:"kl_input_clamp"`
 }
 
 // rsThreshold is verl's rollout_rs_threshold: a number, or a string of
@@ -77,6 +78,7 @@ func (f *peerFields) apply(cfg *ppo.Config) error {
 	cfg.DPPODeltaLow, cfg.DPPODeltaHigh = f.DPPODeltaLow, f.DPPODeltaHigh
 	cfg.M2POThreshold = f.M2Threshold
 	cfg.GroupSize, cfg.DropZeroVariance = f.GroupSize, f.DropZeroVariance
+	cfg.KLInputClamp = f.KLInputClamp
 	if f.VLLMISMode != nil {
 		level, mode, ok := strings.Cut(*f.VLLMISMode, "_")
 		switch {
