@@ -345,6 +345,10 @@ type Config struct {
 	// stays x). Off (0) by default: k3 of logp −200 against ref_logp −0.5
 	// is then e^{199.5} ≈ 2·10⁸⁶, which overflows float32.
 	KLInputClamp float64
+	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are VESPO's
+	// k and λ for A ≥ 0 and A < 0 (TRL vespo_k_pos, …); 0 means TRL's
+	// defaults 2, 3, 3, 2.
+	VESPOKPos, VESPOLambdaPos, VESPOKNeg, VESPOLambdaNeg float64
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

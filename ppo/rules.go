@@ -41,6 +41,8 @@ type rules struct {
 	// klIn bounds x = logp − ref_logp to ±klIn before the exponential of
 	// k3 and k3+ (+Inf when off; Config.KLInputClamp).
 	klIn float64
+	// VESPO's gamma-weight parameters for A ≥ 0 and A < 0.
+	vKPos, vLPos, vKNeg, vLNeg float64
 }
 
 func (c Config) rules() rules {
@@ -75,6 +77,9 @@ func (c Config) rules() rules {
 		r.covRatio, r.covLo, r.covHi = cmpOr(c.ClipCovRatio, DefaultClipCovRatio), c.ClipCovLow, c.ClipCovHigh
 	case KLCov:
 		r.covRatio, r.covCoef = cmpOr(c.KLCovRatio, DefaultKLCovRatio), cmpOr(c.KLCovCoef, DefaultKLCovCoef)
+	case VESPO:
+		r.vKPos, r.vLPos = cmpOr(c.VESPOKPos, DefaultVESPOKPos), max(cmpOr(c.VESPOLambdaPos, DefaultVESPOLambdaPos), 1e-4)
+		r.vKNeg, r.vLNeg = cmpOr(c.VESPOKNeg, DefaultVESPOKNeg), max(cmpOr(c.VESPOLambdaNeg, DefaultVESPOLambdaNeg), 1e-4)
 	case DPPOTV:
 		r.dppoLo, r.dppoHi = cmpOr(c.DPPODeltaLow, DefaultDPPOTVDelta), cmpOr(c.DPPODeltaHigh, DefaultDPPOTVDelta)
 	case DPPOKL:
@@ -312,6 +317,30 @@ func (c *rules) dppo(r, a, logp, base float64, live bool) (loss, dl float64, cli
 		return -a * r, -a * r, clipNone
 	}
 	return -a * r, 0, clipNone
+}
+
+// vespoClamp bounds each token's log-ratio, and the sequence's log weight
+// from above, as TRL's get_gamma_weights does; vespoLogMin = ln 10⁻⁸ bounds
+// it from below.
+const vespoClamp = 20.0
+
+var vespoLogMin = math.Log(1e-8)
+
+// vespo returns VESPO's per-token loss −φ·a·logp and its derivative −φ·a,
+// φ = exp(λ + k·log w − λ·w) the constant gamma weight of the sequence's
+// log-ratio sum s (log w = clamp(s, ln 10⁻⁸, 20)), k and λ by the sign of a
+// (a ≥ 0: the positive pair, as TRL); a φ that is not finite counts 0.
+func (c *rules) vespo(s, a, logp float64) (loss, dl float64) {
+	k, lam := c.vKNeg, c.vLNeg
+	if a >= 0 {
+		k, lam = c.vKPos, c.vLPos
+	}
+	lw := min(max(s, vespoLogMin), vespoClamp)
+	phi := math.Exp(lam + k*lw - lam*math.Exp(lw))
+	if phi-phi != 0 {
+		phi = 0
+	}
+	return -phi * a * logp, -phi * a
 }
 
 // cmpOr returns v, or def when v is 0.

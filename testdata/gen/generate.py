@@ -144,7 +144,34 @@ def policy_cases(g):
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
             + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
             + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132))
-            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)) + policy_kl_input_cases(Gen(135)))
+            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)) + policy_kl_input_cases(Gen(135))
+            + policy_vespo_cases(Gen(136)))
+
+
+def policy_vespo_cases(g):
+    """VESPO's gamma-weighted sequence loss, TRL's and other k and lambda,
+    with sequence log-ratios from near 0 to beyond both clamps."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["loss_mode"] = "vespo"
+        if g.r.random() < 0.4:
+            cfg["vespo_k_pos"], cfg["vespo_lambda_pos"] = g.pick([1.0, 4.0]), g.pick([0.5, 5.0])
+            cfg["vespo_k_neg"], cfg["vespo_lambda_neg"] = g.pick([1.0, 2.0]), g.pick([1.0, 4.0])
+        if g.r.random() < 0.2:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 25.0]))
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["preset"] = "trl"
+        cases.append(req)
+    return cases
 
 
 def policy_kl_input_cases(g):

@@ -99,6 +99,7 @@ POLICY_DEFAULTS = {
     "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
     "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0, "m2_threshold": 0.0,
     "group_size": 0, "drop_zero_variance": False, "kl_input_clamp": 0.0,
+    "vespo_k_pos": 2.0, "vespo_lambda_pos": 3.0, "vespo_k_neg": 3.0, "vespo_lambda_neg": 2.0,
     "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
     "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
@@ -490,6 +491,17 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         else:
             loss = -adv * ratio + torch.where(picked, cfg["ppo_kl_coef"] * delta.abs(), torch.zeros_like(delta))
         return _aggregate(loss * weight, mask, coef)
+    if mode == "vespo":
+        # VESPO (TRL loss_type vespo): -sg[phi(w)] * A * logp with the
+        # sequence weight w = exp(clamp(sum_t clamp(delta, +-20), ln 1e-8, 20)).
+        s = (torch.clamp(delta, -20.0, 20.0) * mask).sum(dim=1, keepdim=True).detach()
+        lw = torch.clamp(s, math.log(1e-8), 20.0)
+        pos = adv >= 0
+        k = torch.where(pos, torch.full_like(adv, cfg["vespo_k_pos"]), torch.full_like(adv, cfg["vespo_k_neg"]))
+        lam = torch.where(pos, torch.full_like(adv, cfg["vespo_lambda_pos"]),
+                          torch.full_like(adv, cfg["vespo_lambda_neg"])).clamp(min=1e-4)
+        phi = torch.exp(lam + k * lw - lam * torch.exp(lw)).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
+        return _aggregate(-phi * adv * lp * weight, mask, coef)
     if mode in ("dppo_tv", "dppo_kl"):
         # DPPO (arXiv 2602.04879, Eqs. 13-14): -r*A with a constant binary
         # divergence mask between pi_theta and pi_old = exp(logp - delta).

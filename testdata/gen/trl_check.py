@@ -13,12 +13,13 @@ source text, and runs them unmodified on a stand-in trainer (one process,
 no gradient accumulation, the model's log-probs and entropies given).
 
 What it compares, per random case: loss_type grpo, bnpo, dr_grpo, dapo,
-cispo and sapo, importance_sampling_level token and sequence (not with
+cispo, sapo and vespo (vespo without the vLLM correction, which rlpost's
+vespo does not take), importance_sampling_level token and sequence (not with
 cispo/sapo), the k3 KL term with and without use_bias_correction_kl,
 off_policy_mask_threshold, and the vLLM importance-sampling correction in
 every vllm_importance_sampling_mode: the loss and its gradient with respect
-to the log-probs (torch autograd of TRL's loss). Not compared: luspo and
-vespo (rlpost has no TRL loss_type switch for them), delta (TRL's upper
+to the log-probs (torch autograd of TRL's loss). Not compared:
+the luspo loss_type (rlpost has no such switch), delta (TRL's upper
 clamp of the unclipped ratio, which rlpost does not implement), the
 top-entropy quantile (TRL thresholds at torch.quantile's interpolated
 value, rlpost keeps round(ρN) tokens), and use_bias_correction_kl at the
@@ -41,7 +42,7 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 
-LOSS_TYPES = ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo"]
+LOSS_TYPES = ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "vespo"]
 VLLM_MODES = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
 
 
@@ -136,8 +137,8 @@ def case(r):
         c["eps_high"] = r.choice([1.5, 5.0])
     if c["beta"]:
         c["ref"] = [[round(x + r.gauss(0, 0.5), 6) for x in row] for row in logp]
-        c["bias_kl"] = c["level"] == "token" and r.random() < 0.5
-    if r.random() < 0.4:
+        c["bias_kl"] = c["level"] == "token" and c["loss_type"] != "vespo" and r.random() < 0.5
+    if c["loss_type"] != "vespo" and r.random() < 0.4:  # rlpost's vespo takes no rollout weights
         c["vllm_mode"] = r.choice(VLLM_MODES)
         c["clip_max"] = r.choice([None, 2.0, 3.0])
         c["clip_min"] = r.choice([None, 0.5]) if "truncate" in c["vllm_mode"] else r.choice([None, 0.8])
@@ -154,7 +155,8 @@ def trl_run(Stub, vllm_is, c):
     s = Stub()
     use_vllm = "vllm_mode" in c
     s.args = Args(delta=None, use_bias_correction_kl=c.get("bias_kl", False), sapo_temperature_pos=1.0,
-                  sapo_temperature_neg=1.05, entropy_target=0.2)
+                  sapo_temperature_neg=1.05, entropy_target=0.2, vespo_k_pos=2.0, vespo_lambda_pos=3.0,
+                  vespo_k_neg=3.0, vespo_lambda_neg=2.0)
     s.top_entropy_quantile = 1.0
     s.off_policy_mask_threshold = c.get("opm")
     s.importance_sampling_level = c["level"]
@@ -191,7 +193,7 @@ def trl_run(Stub, vllm_is, c):
 
 def rlpost_request(c):
     agg = {"grpo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean", "bnpo": "token-mean",
-           "dapo": "token-mean", "cispo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}[c["loss_type"]]
+           "dapo": "token-mean", "cispo": "token-mean", "vespo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}[c["loss_type"]]
     cfg = {"agg": agg, "clip_low": c["eps_low"], "clip_high": c["eps_high"]}
     if c["loss_type"] == "dr_grpo":
         cfg["agg_norm"] = float(c["max_len"])
@@ -199,8 +201,8 @@ def rlpost_request(c):
         # TRL clamps the weight at epsilon_high itself, from above only.
         # rlpost's lower bound 1 - clip_low = 1e-6 is never reached by the cases.
         cfg["loss_mode"], cfg["clip_high"], cfg["clip_low"] = "cispo", c["eps_high"] - 1.0, 1.0 - 1e-6
-    if c["loss_type"] == "sapo":
-        cfg["loss_mode"] = "sapo"
+    if c["loss_type"] in ("sapo", "vespo"):
+        cfg["loss_mode"] = c["loss_type"]
     if c["level"] == "sequence":
         cfg["ratio_level"] = "sequence"
     req = {"op": "policy_loss", "preset": "trl", "logp": c["logp"], "old_logp": c["old"], "mask": c["mask"],

@@ -34,6 +34,10 @@ type peerFields struct {
 	GroupSize               int       `json:"group_size"`
 	DropZeroVariance        bool      `json:"drop_zero_variance"`
 	KLInputClamp            float64   `json:"kl_input_clamp"`
+	VESPOKPos               float64   `json:"vespo_k_pos"`
+	VESPOLambdaPos          float64   `json:"vespo_lambda_pos"`
+	VESPOKNeg               float64   `json:"vespo_k_neg"`
+	VESPOLambdaNeg          float64   `json:"vespo_lambda_neg"`
 }
 
 // rsThreshold is verl's rollout_rs_threshold: a number, or a string of
@@ -79,6 +83,7 @@ func (f *peerFields) apply(cfg *ppo.Config) error {
 	cfg.M2POThreshold = f.M2Threshold
 	cfg.GroupSize, cfg.DropZeroVariance = f.GroupSize, f.DropZeroVariance
 	cfg.KLInputClamp = f.KLInputClamp
+	cfg.VESPOKPos, cfg.VESPOLambdaPos, cfg.VESPOKNeg, cfg.VESPOLambdaNeg = f.VESPOKPos, f.VESPOLambdaPos, f.VESPOKNeg, f.VESPOLambdaNeg
 	if f.VLLMISMode != nil {
 		level, mode, ok := strings.Cut(*f.VLLMISMode, "_")
 		switch {

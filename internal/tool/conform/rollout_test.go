@@ -43,6 +43,7 @@ func TestPolicyLossPeerRollout(t *testing.T) {
 		{"dppo kl", `"loss_mode": "dppo_kl"`, `"loss_mode": "dppo_kl", "dppo_delta_high": 0.01`, `"loss_mode": "dppo_kl", "dppo_delta_low": -1`},
 		{"kl input clamp", `"kl_coef": 0.5`, `"kl_coef": 0.5, "kl_input_clamp": 0.2`,
 			`"kl_coef": 0.5, "kl_input_clamp": -20`},
+		{"trl vespo", `"loss_mode": "gpg"`, `"loss_mode": "vespo"`, `"loss_mode": "vespo", "vespo_k_pos": -2`},
 		{"openrlhf icepop", `"is_correction_type": "tis", "is_correction_threshold": [0.5, 2]`,
 			`"is_correction_type": "icepop", "is_correction_threshold": [0.5, 2]`, `"is_correction_type": "mis"`},
 	} {
