@@ -57,6 +57,7 @@ func BenchmarkPolicyLossPeer(b *testing.B) {
 		{"unbiased_kl", false, false, func(c *ppo.Config) { c.KLUnbiased = true }},
 		{"dppo_tv", false, false, func(c *ppo.Config) { c.LossMode = ppo.DPPOTV }},
 		{"dppo_kl", false, false, func(c *ppo.Config) { c.LossMode = ppo.DPPOKL }},
+		{"vespo", false, false, func(c *ppo.Config) { c.LossMode = ppo.VESPO }},
 		{"decoupled", false, true, func(*ppo.Config) {}},
 		{"m2po", false, true, func(c *ppo.Config) { c.M2POThreshold = 0.001 }},
 		{"prompt_mean", false, false, func(c *ppo.Config) { c.Mode, c.GroupSize = ppo.PromptMean, 16 }},

@@ -13,13 +13,15 @@ source text, and runs them unmodified on a stand-in trainer (one process,
 no gradient accumulation, the model's log-probs and entropies given).
 
 What it compares, per random case: loss_type grpo, bnpo, dr_grpo, dapo,
-cispo, sapo and vespo (vespo without the vLLM correction, which rlpost's
-vespo does not take), importance_sampling_level token and sequence (not with
+cispo, sapo, vespo (without the vLLM correction, which rlpost's vespo does
+not take) and luspo (as rlpost's ratio_level sequence with
+seq-mean-token-sum, without a KL term and token-level vLLM weights, which
+TRL's luspo averages over the padding too), importance_sampling_level token and sequence (not with
 cispo/sapo), the k3 KL term with and without use_bias_correction_kl,
 off_policy_mask_threshold, and the vLLM importance-sampling correction in
 every vllm_importance_sampling_mode: the loss and its gradient with respect
 to the log-probs (torch autograd of TRL's loss). Not compared:
-the luspo loss_type (rlpost has no such switch), delta (TRL's upper
+delta (TRL's upper
 clamp of the unclipped ratio, which rlpost does not implement), the
 top-entropy quantile (TRL thresholds at torch.quantile's interpolated
 value, rlpost keeps round(ρN) tokens), and use_bias_correction_kl at the
@@ -42,7 +44,7 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 
-LOSS_TYPES = ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "vespo"]
+LOSS_TYPES = ["grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "vespo", "luspo"]
 VLLM_MODES = ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
 
 
@@ -133,13 +135,19 @@ def case(r):
          "beta": r.choice([0.0, 0.0, 0.04, 0.5]), "level": "token", "max_len": T + r.choice([0, 3])}
     if c["loss_type"] in ("grpo", "bnpo", "dr_grpo", "dapo") and r.random() < 0.3:
         c["level"] = "sequence"
+    if c["loss_type"] == "luspo":
+        # TRL's luspo: the sequence level; its KL term is averaged over the
+        # padded positions too, so it runs without one.
+        c["level"], c["beta"] = "sequence", 0.0
     if c["loss_type"] == "cispo":
         c["eps_high"] = r.choice([1.5, 5.0])
     if c["beta"]:
         c["ref"] = [[round(x + r.gauss(0, 0.5), 6) for x in row] for row in logp]
         c["bias_kl"] = c["level"] == "token" and c["loss_type"] != "vespo" and r.random() < 0.5
     if c["loss_type"] != "vespo" and r.random() < 0.4:  # rlpost's vespo takes no rollout weights
-        c["vllm_mode"] = r.choice(VLLM_MODES)
+        # TRL's luspo with token-level weights broadcasts its (B, 1) loss
+        # over every position, padding included: sequence modes only.
+        c["vllm_mode"] = r.choice(VLLM_MODES[2:] if c["loss_type"] == "luspo" else VLLM_MODES)
         c["clip_max"] = r.choice([None, 2.0, 3.0])
         c["clip_min"] = r.choice([None, 0.5]) if "truncate" in c["vllm_mode"] else r.choice([None, 0.8])
         c["sampling"] = [[round(o + r.gauss(0, r.choice([0.05, 0.3])), 6) for o in row] for row in old]
@@ -193,7 +201,8 @@ def trl_run(Stub, vllm_is, c):
 
 def rlpost_request(c):
     agg = {"grpo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean", "bnpo": "token-mean",
-           "dapo": "token-mean", "cispo": "token-mean", "vespo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}[c["loss_type"]]
+           "dapo": "token-mean", "cispo": "token-mean", "vespo": "token-mean", "dr_grpo": "seq-mean-token-sum-norm",
+           "luspo": "seq-mean-token-sum"}[c["loss_type"]]
     cfg = {"agg": agg, "clip_low": c["eps_low"], "clip_high": c["eps_high"]}
     if c["loss_type"] == "dr_grpo":
         cfg["agg_norm"] = float(c["max_len"])
