@@ -328,7 +328,9 @@ type Config struct {
 	// a function of logp, so the gradient takes the product rule: the
 	// IS-corrected KL of DeepSeek-V3.2 (arXiv 2512.02556, §3.1; TRL
 	// use_bias_correction_kl; slime --use-unbiased-kl; NeMo-RL
-	// use_on_policy_kl_approximation). Token-level ratios only.
+	// use_on_policy_kl_approximation). With RatioLevel SequenceRatio (or
+	// GSPO) the ratio is the sequence's, as TRL's coef_1 at
+	// importance_sampling_level "sequence"; not for GSPOToken or GeoMean.
 	KLUnbiased bool
 	// DPPODeltaLow and DPPODeltaHigh are δ_low and δ_high of the DPPO loss
 	// modes (SkyRL dppo.delta_low, delta_high); 0 means 0.2 for DPPOTV and

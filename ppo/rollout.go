@@ -97,6 +97,9 @@ func (c Config) validateRollout() error {
 }
 
 func (in *Inputs[F]) validateRollout(cfg Config) error {
+	if cfg.KLUnbiased && cfg.sequenceLevel() && !in.ProxLogp.IsZero() {
+		return tensor.Errorf(tensor.ErrShape, "prox_logp", nil, "not defined with Config.KLUnbiased at the sequence level (the ratio to old_logp would be another sequence ratio)")
+	}
 	if cfg.M2POThreshold > 0 && in.ProxLogp.IsZero() {
 		return tensor.Errorf(tensor.ErrShape, "prox_logp", nil, "missing, required with Config.M2POThreshold (M2PO's second moment is of old_logp − prox_logp)")
 	}

@@ -216,7 +216,7 @@ func TestRolloutPeerValidation(t *testing.T) {
 		"RolloutRSKL[0].Lower":    func(c *ppo.Config) { c.RolloutRSKL[0] = ppo.RolloutRSRule{Stat: ppo.RSSeqSumK3, Upper: 1, Lower: 0.5} },
 		"RolloutRSKL[2]":          func(c *ppo.Config) { c.RolloutRSKL[2] = ppo.RolloutRSRule{Upper: 1} },
 		"RolloutRSKL[3].Stat":     func(c *ppo.Config) { c.RolloutRSKL[3] = ppo.RolloutRSRule{Stat: 99, Upper: 1} },
-		"KLUnbiased":              func(c *ppo.Config) { c.KLUnbiased, c.LossMode = true, ppo.GSPO },
+		"KLUnbiased":              func(c *ppo.Config) { c.KLUnbiased, c.LossMode = true, ppo.GeoMean },
 	} {
 		cfg := ppo.DefaultConfig()
 		set(&cfg)
@@ -254,5 +254,43 @@ func TestRolloutPeerAllocatesNothing(t *testing.T) {
 			}
 		})
 		assert.Zero(t, allocs, name)
+	}
+}
+
+// TestUnbiasedKLSequenceGradients: at the sequence level the KL term is
+// s·Σk with s = exp(mean Δ), a function of every logp of the row: central
+// differences for GSPO and RatioLevel sequence; proximal log-probs are an
+// error there.
+func TestUnbiasedKLSequenceGradients(t *testing.T) {
+	const h = 1e-6
+	for name, set := range map[string]func(*ppo.Config){
+		"gspo":           func(c *ppo.Config) { c.LossMode = ppo.GSPO },
+		"ratio sequence": func(c *ppo.Config) { c.RatioLevel = ppo.SequenceRatio },
+	} {
+		for _, est := range []ppo.KLEstimator{ppo.K1, ppo.K3} {
+			t.Run(fmt.Sprintf("%s/%v", name, est), func(t *testing.T) {
+				in := randomInputs(batchSpec{b: 5, t: 7, ref: true, weights: true, spread: 0.3, nonPrefix: true, emptyRow: true, seed: 191})
+				cfg := ppo.DefaultConfig()
+				cfg.KLCoef, cfg.KLEstimator, cfg.KLUnbiased, cfg.Mode = 0.5, est, true, ppo.SeqMeanTokenMean
+				set(&cfg)
+				grad := make([]float64, in.Logp.Size())
+				_, err := ppo.PolicyLoss(gradBatch(grad, in), in, cfg)
+				require.NoError(t, err)
+				plain := cfg
+				plain.KLUnbiased = false
+				assert.NotEqual(t, lossAt(t, in, plain), lossAt(t, in, cfg))
+				for k := range grad {
+					q := clone(in)
+					q.Logp.Data[k] += h
+					up := lossAt(t, q, cfg)
+					q.Logp.Data[k] -= 2 * h
+					fd := (up - lossAt(t, q, cfg)) / (2 * h)
+					assert.Truef(t, relClose(grad[k], fd, 1e-5, 1e-8), "[%d]: grad %.10g, fd %.10g", k, grad[k], fd)
+				}
+				p := randomInputs(batchSpec{b: 2, t: 3, ref: true, prox: true, spread: 0.3, seed: 192})
+				_, err = ppo.PolicyLoss(gradBatch(make([]float64, 6), p), p, cfg)
+				assert.ErrorIs(t, err, tensor.ErrShape)
+			})
+		}
 	}
 }

@@ -193,8 +193,8 @@ func (c Config) validateRolloutKL() error {
 		return bad("RolloutOutlierLow", "%v is above RolloutOutlierHigh = %v", c.RolloutOutlierLow, c.RolloutOutlierHigh)
 	case c.RolloutISBatchNormalize && c.RolloutIS == RolloutOff:
 		return bad("RolloutISBatchNormalize", "set without importance weights (RolloutIS off)")
-	case c.KLUnbiased && (c.sequenceLevel() || c.LossMode == GeoMean):
-		return bad("KLUnbiased", "defined for token-level ratios, not loss mode %v with ratio level %v", c.LossMode, c.RatioLevel)
+	case c.KLUnbiased && (c.LossMode == GSPOToken || c.LossMode == GeoMean):
+		return bad("KLUnbiased", "defined for token-level ratios and GSPO's sequence ratio, not loss mode %v", c.LossMode)
 	}
 	for i, r := range c.RolloutRSKL {
 		// The field's name only on the error path: Validate allocates

@@ -363,6 +363,22 @@ def policy_unbiased_kl_cases(g):
         if g.r.random() < 0.3:
             req["preset"] = "trl"
         cases.append(req)
+    for k in range(12):  # the sequence level (TRL's coef_1 of the sequence)
+        B, T = g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.u(-1.5, 1.5)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.04, 0.5])
+        cfg["use_bias_correction_kl"] = True
+        cfg["kl_estimator"] = g.pick(["k1", "k2", "k3", "k3+"])
+        if k % 2:
+            cfg["ratio_level"] = "sequence"
+        else:
+            cfg["loss_mode"] = "gspo"
+        if g.r.random() < 0.5:
+            req["preset"] = "trl"
+        cases.append(req)
     return cases
 
 

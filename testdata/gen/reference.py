@@ -278,8 +278,13 @@ def policy_loss(req):
         kl = _kl(lp, ref, cfg)
         if cfg["use_bias_correction_kl"]:
             # DeepSeek-V3.2's IS-corrected KL: the ratio to old_logp, a
-            # function of logp (product rule).
-            kl = kl * torch.exp(_clamp_logratio(lp - old, cfg))
+            # function of logp (product rule); at the sequence level the
+            # sequence's ratio, as TRL's coef_1.
+            if cfg["ratio_level"] == "sequence" or mode == "gspo":
+                n = torch.clamp(mask.sum(dim=1, keepdim=True), min=1.0)
+                kl = kl * torch.exp(_clamp_logratio(((lp - old) * mask).sum(dim=1, keepdim=True) / n, cfg))
+            else:
+                kl = kl * torch.exp(_clamp_logratio(lp - old, cfg))
         loss = loss + cfg["kl_coef"] * _aggregate(kl, mask, coef)
     if entropy is not None:
         loss = loss - cfg["entropy_coeff"] * _aggregate(entropy, mask, coef)

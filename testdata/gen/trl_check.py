@@ -143,7 +143,7 @@ def case(r):
         c["eps_high"] = r.choice([1.5, 5.0])
     if c["beta"]:
         c["ref"] = [[round(x + r.gauss(0, 0.5), 6) for x in row] for row in logp]
-        c["bias_kl"] = c["level"] == "token" and c["loss_type"] != "vespo" and r.random() < 0.5
+        c["bias_kl"] = c["loss_type"] != "vespo" and r.random() < 0.5
     if c["loss_type"] != "vespo" and r.random() < 0.4:  # rlpost's vespo takes no rollout weights
         # TRL's luspo with token-level weights broadcasts its (B, 1) loss
         # over every position, padding included: sequence modes only.
