@@ -202,8 +202,9 @@ func (j *policyJob[F]) modeRow(b int) {
 	prox, ref, tw := optionalRow(in.ProxLogp, b), optionalRow(in.RefLogp, b), optionalRow(in.TokenWeights, b)
 	rl := &j.rules
 	mode := j.cfg.LossMode
-	var seqLogW float64 // VESPO's Σ_t clamp(Δ_t, ±20)
+	var phiPos, phiNeg float64 // VESPO's weights of the row's Σ_t clamp(Δ_t, ±20)
 	if mode == VESPO {
+		var seqLogW float64
 		for t, m := range mask {
 			if m == 1 {
 				base := old[t]
@@ -213,6 +214,7 @@ func (j *policyJob[F]) modeRow(b int) {
 				seqLogW += min(max(float64(lp[t])-float64(base), -vespoClamp), vespoClamp)
 			}
 		}
+		phiPos, phiNeg = rl.vespoPhi(seqLogW)
 	}
 	for t := range lp {
 		if mask[t] == 0 {
@@ -269,7 +271,7 @@ func (j *policyJob[F]) modeRow(b int) {
 				acc.covPicked++
 			}
 		case VESPO:
-			loss, dl = rl.vespo(seqLogW, a, l)
+			loss, dl = rl.vespo(phiPos, phiNeg, a, l)
 		case DPPOTV, DPPOKL:
 			var c int
 			loss, dl, c = rl.dppo(r, a, l, base, live)

@@ -326,19 +326,29 @@ const vespoClamp = 20.0
 
 var vespoLogMin = math.Log(1e-8)
 
-// vespo returns VESPO's per-token loss −φ·a·logp and its derivative −φ·a,
-// φ = exp(λ + k·log w − λ·w) the constant gamma weight of the sequence's
-// log-ratio sum s (log w = clamp(s, ln 10⁻⁸, 20)), k and λ by the sign of a
-// (a ≥ 0: the positive pair, as TRL); a φ that is not finite counts 0.
-func (c *rules) vespo(s, a, logp float64) (loss, dl float64) {
-	k, lam := c.vKNeg, c.vLNeg
-	if a >= 0 {
-		k, lam = c.vKPos, c.vLPos
-	}
+// vespoPhi returns VESPO's gamma weights φ = exp(λ + k·log w − λ·w) of a
+// sequence whose log-ratio sum is s (log w = clamp(s, ln 10⁻⁸, 20)), for
+// A ≥ 0 and for A < 0 (TRL's two pairs of k and λ); a φ that is not finite
+// counts 0. They are constants of logp, taken once per row.
+func (c *rules) vespoPhi(s float64) (pos, neg float64) {
 	lw := min(max(s, vespoLogMin), vespoClamp)
-	phi := math.Exp(lam + k*lw - lam*math.Exp(lw))
-	if phi-phi != 0 {
-		phi = 0
+	w := math.Exp(lw)
+	phi := func(k, lam float64) float64 {
+		p := math.Exp(lam + k*lw - lam*w)
+		if p-p != 0 {
+			return 0
+		}
+		return p
+	}
+	return phi(c.vKPos, c.vLPos), phi(c.vKNeg, c.vLNeg)
+}
+
+// vespo returns VESPO's per-token loss −φ·a·logp and its derivative −φ·a,
+// φ the row's weight for the sign of a (a ≥ 0: pos, as TRL).
+func (c *rules) vespo(pos, neg, a, logp float64) (loss, dl float64) {
+	phi := neg
+	if a >= 0 {
+		phi = pos
 	}
 	return -phi * a * logp, -phi * a
 }

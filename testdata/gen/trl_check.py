@@ -17,16 +17,15 @@ cispo, sapo, vespo (without the vLLM correction, which rlpost's vespo does
 not take) and luspo (as rlpost's ratio_level sequence with
 seq-mean-token-sum, without a KL term and token-level vLLM weights, which
 TRL's luspo averages over the padding too), importance_sampling_level token and sequence (not with
-cispo/sapo), the k3 KL term with and without use_bias_correction_kl,
+cispo/sapo/vespo), the k3 KL term with and without use_bias_correction_kl,
 off_policy_mask_threshold, and the vLLM importance-sampling correction in
 every vllm_importance_sampling_mode: the loss and its gradient with respect
-to the log-probs (torch autograd of TRL's loss). Not compared:
-delta (TRL's upper
-clamp of the unclipped ratio, which rlpost does not implement), the
-top-entropy quantile (TRL thresholds at torch.quantile's interpolated
-value, rlpost keeps round(ρN) tokens), and use_bias_correction_kl at the
-sequence level (rlpost rejects it). Not run by CI: it needs torch and a
-TRL checkout (docs/conformance.md#checking-against-trl).
+to the log-probs (torch autograd of TRL's loss). Not compared: delta
+(TRL's upper clamp of the unclipped ratio, which rlpost does not
+implement) and the top-entropy quantile (TRL thresholds at
+torch.quantile's interpolated value, rlpost keeps round(ρN) tokens). Not
+run by CI: it needs torch and a TRL checkout
+(docs/conformance.md#checking-against-trl).
 """
 
 import argparse
