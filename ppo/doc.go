@@ -107,8 +107,8 @@
 // denominators (Config.RolloutISMode: IcePop, MIS, seq-mask-tis), batch
 // normalisation, verl's divergence rules k1…k3 per token or per sequence
 // (Config.RolloutRSKL), SkyRL's outlier-token sequence mask, and M2PO's
-// second-moment masking of stale tokens (Config.M2POThreshold, arXiv
-// M2PO; AReaL). With Config.KLUnbiased the KL term is DeepSeek-V3.2's
+// second-moment masking of stale tokens (Config.M2POThreshold, as
+// AReaL implements it). With Config.KLUnbiased the KL term is DeepSeek-V3.2's
 // IS-corrected ρ·k (arXiv 2512.02556, §3.1), whose gradient is
 // ρ·(∂k + k).
 //

@@ -25,8 +25,8 @@ func (c Config) validateM2PO() error {
 	return nil
 }
 
-// m2poMask is M2PO's second-moment masking ("M2PO: Second-Moment Trust
-// Policy Optimization", AReaL m2_threshold): over the call's valid tokens
+// m2poMask is M2PO's second-moment masking (second-moment trust policy
+// optimisation, as AReaL implements it: m2_threshold): over the call's valid tokens
 // (after rejection), with m2 = (old_logp − prox_logp)², the tokens of
 // largest m2 leave the mask, and every denominator, one by one until the
 // mean m2 of those left is below τ = Config.M2POThreshold; if no such point
