@@ -68,6 +68,11 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	case cfg.LogRatioClampHighOnly:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
 			"not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.KLUnbiased || cfg.KLInputClamp > 0 || cfg.M2POThreshold > 0 || cfg.Mode == ppo.PromptMean || cfg.DropZeroVariance ||
+		cfg.RolloutISMode != ppo.RolloutISTruncate || cfg.RolloutISThresholdLower > 0 || cfg.RolloutISBatchNormalize ||
+		cfg.RolloutRSKL != [ppo.MaxRolloutRSKL]ppo.RolloutRSRule{} || cfg.RolloutOutlierLow > 0 || cfg.RolloutOutlierHigh > 0:
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
+			"the IS-corrected KL, the KL input clamp, M2PO, prompt-mean, DropZeroVariance and the two-sided rollout corrections are not implemented by the device kernels; use ppo.PolicyLoss"))
 	}
 	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
 	return out.res, err

@@ -50,6 +50,8 @@ func rowWeights(coef []float64, lengths []int, total, t int, r Reduction) error 
 		}
 	case TokenSum:
 		c = 1
+	case PromptMean:
+		return promptWeights(coef, lengths, r)
 	case SeqMeanTokenMean:
 		for b, n := range lengths {
 			coef[b] = 0
@@ -66,4 +68,67 @@ func rowWeights(coef []float64, lengths []int, total, t int, r Reduction) error 
 		}
 	}
 	return nil
+}
+
+// promptWeights is PromptMean's coef: 1/(P·N_p) on the rows of prompt p,
+// N_p the prompt's valid tokens and P the number of prompts with a valid
+// token (SkyRL counts a prompt without one too; it adds nothing either way
+// but P).
+func promptWeights(coef []float64, lengths []int, r Reduction) error {
+	g := r.GroupSize
+	if len(lengths)%g != 0 {
+		return tensor.Errorf(tensor.ErrShape, "Config.GroupSize", nil, "%d rows are not whole prompts of %d rows", len(lengths), g)
+	}
+	prompts := 0
+	for p := 0; p < len(lengths); p += g {
+		for _, n := range lengths[p : p+g] {
+			if n > 0 {
+				prompts++
+				break
+			}
+		}
+	}
+	for p := 0; p < len(lengths); p += g {
+		np := 0
+		for _, n := range lengths[p : p+g] {
+			np += max(n, 0)
+		}
+		for b := p; b < p+g; b++ {
+			coef[b] = 0
+			if lengths[b] > 0 {
+				coef[b] = 1 / (float64(prompts) * float64(np))
+			}
+		}
+	}
+	return nil
+}
+
+// dropZeroVariance sets to 0 the lengths of the rows of every group
+// (Reduction.GroupSize rows, or one row) whose valid advantages are all 0,
+// so that the loss skips them and no denominator counts them. A call whose
+// rows are not whole groups keeps its rows: rowWeights reports it for
+// PromptMean, and for the other modes the last, partial group is judged on
+// its own rows.
+func (j *policyJob[F]) dropZeroVariance() {
+	g := max(j.cfg.GroupSize, 1)
+	in := &j.in
+	for p := 0; p < len(j.lengths); p += g {
+		rows := j.lengths[p:min(p+g, len(j.lengths))]
+		zero := true
+		for i := range rows {
+			adv, mask := in.Advantages.Row(p+i), in.Mask.Row(p+i)
+			for t, m := range mask {
+				if m == 1 && adv[t] != 0 {
+					zero = false
+					break
+				}
+			}
+			if !zero {
+				break
+			}
+		}
+		if zero {
+			clear(rows)
+		}
+	}
 }

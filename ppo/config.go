@@ -27,14 +27,24 @@ const (
 	SeqMeanTokenSumNorm
 	// TokenSum: Σ L·m.
 	TokenSum
+	// PromptMean: the mean over prompts of each prompt's token mean,
+	// Σ_p (Σ_{b∈p} Σ_t L·m)/(P·N_p), prompts being Reduction.GroupSize
+	// consecutive rows, P their number and N_p a prompt's valid tokens
+	// (SkyRL loss_reduction "prompt_mean").
+	PromptMean
 )
 
-var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum"}
+var aggNames = [...]string{"token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm", "token-sum",
+	"prompt-mean"}
 
 func (a Aggregation) String() string { return enum.Name(aggNames[:], int(a), "Aggregation") }
 
-// ParseAggregation returns the Aggregation named s, with the names verl uses.
+// ParseAggregation returns the Aggregation named s, with the names verl uses
+// ("prompt-mean", or SkyRL's "prompt_mean", for PromptMean).
 func ParseAggregation(s string) (Aggregation, error) {
+	if s == "prompt_mean" {
+		return PromptMean, nil
+	}
 	i, err := enum.Parse(aggNames[:], s, "ppo", "aggregation")
 	return Aggregation(i), err
 }
@@ -147,11 +157,27 @@ type Reduction struct {
 	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
 	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
 	NormWithoutSeqs bool
+	// GroupSize is the number of consecutive rows that share a prompt
+	// (the responses of one GRPO group): PromptMean requires it, and
+	// DropZeroVariance reads it (0: each row on its own).
+	GroupSize int
+	// DropZeroVariance takes the groups (GroupSize rows, or single rows
+	// when GroupSize is 0) whose every valid advantage is 0 — GRPO's
+	// zero-variance groups, which teach nothing — out of the call, as if
+	// their rows had no valid token: they leave every denominator (N, B′,
+	// P), and their KL and entropy terms go with them, as filtering them
+	// out of the batch would.
+	DropZeroVariance bool
 }
 
 func (r Reduction) validate(prefix string) error {
-	if r.Mode < TokenMean || r.Mode > TokenSum {
+	switch {
+	case r.Mode < TokenMean || r.Mode > PromptMean:
 		return tensor.Errorf(tensor.ErrRange, prefix+"Mode", nil, "%d is not an Aggregation", int(r.Mode))
+	case r.GroupSize < 0:
+		return tensor.Errorf(tensor.ErrRange, prefix+"GroupSize", nil, "%d, want 0 or the rows per prompt", r.GroupSize)
+	case r.Mode == PromptMean && r.GroupSize == 0:
+		return tensor.Errorf(tensor.ErrRange, prefix+"GroupSize", nil, "0: prompt-mean needs the rows per prompt")
 	}
 	for _, f := range [...]struct {
 		name string
@@ -273,6 +299,58 @@ type Config struct {
 	BehaveCap float64
 	// BehaveCapMode is CapTruncate (default) or CapMask.
 	BehaveCapMode CapMode
+
+	// RolloutISMode is how the importance weights of RolloutIS are bounded
+	// by [RolloutISThresholdLower, RolloutISThreshold]: RolloutISTruncate
+	// (default, TIS), RolloutISMask (IcePop / MIS: 0 outside the bounds,
+	// the token kept in the denominators) or RolloutISSeqMaskTIS
+	// (OpenRLHF seq-mask-tis).
+	RolloutISMode RolloutISMode
+	// RolloutISThresholdLower is the lower bound of the importance weights
+	// (TRL vllm_importance_sampling_clip_min; OpenRLHF's low threshold); 0
+	// (default) means none.
+	RolloutISThresholdLower float64
+	// RolloutISBatchNormalize divides the importance weights by their mean
+	// over the call's batch (verl rollout_is_batch_normalize).
+	RolloutISBatchNormalize bool
+	// RolloutRSKL chains verl's divergence-based rejection rules (verl's
+	// current rollout_rs: token_k1…seq_max_k3; ParseRolloutRS reads verl's
+	// strings); a token or sequence must pass every rule. Unused slots are
+	// the zero RolloutRSRule.
+	RolloutRSKL [MaxRolloutRSKL]RolloutRSRule
+	// RolloutOutlierLow and RolloutOutlierHigh, when > 0, remove from the
+	// mask every sequence with a token whose rollout weight exp(ℓ) is below
+	// RolloutOutlierLow or above RolloutOutlierHigh (SkyRL
+	// outlier_token_is_threshold_low / _high). Needs Inputs.RolloutLogp.
+	RolloutOutlierLow, RolloutOutlierHigh float64
+	// KLUnbiased multiplies each token's KL estimate by the ratio
+	// π_θ/π_old = exp(logp − old_logp) (clamped as LogRatioClamp says),
+	// a function of logp, so the gradient takes the product rule: the
+	// IS-corrected KL of DeepSeek-V3.2 (arXiv 2512.02556, §3.1; TRL
+	// use_bias_correction_kl; slime --use-unbiased-kl; NeMo-RL
+	// use_on_policy_kl_approximation). With RatioLevel SequenceRatio (or
+	// GSPO) the ratio is the sequence's, as TRL's coef_1 at
+	// importance_sampling_level "sequence"; not for GSPOToken or GeoMean.
+	KLUnbiased bool
+	// DPPODeltaLow and DPPODeltaHigh are δ_low and δ_high of the DPPO loss
+	// modes (SkyRL dppo.delta_low, delta_high); 0 means 0.2 for DPPOTV and
+	// 0.05 for DPPOKL.
+	DPPODeltaLow, DPPODeltaHigh float64
+	// M2POThreshold, when > 0, is τ of M2PO's second-moment masking
+	// (AReaL m2_threshold): the valid tokens of largest (old_logp −
+	// prox_logp)² leave the mask until the mean of the rest is below τ.
+	// Needs Inputs.ProxLogp.
+	M2POThreshold float64
+	// KLInputClamp, when > 0, bounds x = logp − ref_logp to ±KLInputClamp
+	// before the exponential of K3 and K3Plus (verl's low_var_kl bounds it
+	// at 20, its SAFETY_BOUND); the gradient is 0 where it binds (K3Plus's
+	// stays x). Off (0) by default: k3 of logp −200 against ref_logp −0.5
+	// is then e^{199.5} ≈ 2·10⁸⁶, which overflows float32.
+	KLInputClamp float64
+	// VESPOKPos, VESPOLambdaPos, VESPOKNeg and VESPOLambdaNeg are VESPO's
+	// k and λ for A ≥ 0 and A < 0 (TRL vespo_k_pos, …); 0 means TRL's
+	// defaults 2, 3, 3, 2.
+	VESPOKPos, VESPOLambdaPos, VESPOKNeg, VESPOLambdaNeg float64
 }
 
 // DefaultConfig returns PPO's defaults as verl ships them: ε = 0.2 both

@@ -49,6 +49,15 @@
 //	CISPO   ℓ = −sg[clip(r, 1−ε_low, 1+ε_high)]·A·logp     ∂ℓ = −clip(r)·A
 //	SAPO    ℓ = −A·(4/τ)·σ(τ(r−1))                        ∂ℓ = −A·4σ(1−σ)·r
 //	GPG     ℓ = −A·logp                                   ∂ℓ = −A
+//	DPPO    ℓ = −A·r·m, m ∈ {0, 1} a constant             ∂ℓ = −A·r·m
+//	VESPO   ℓ = −sg[φ(w_b)]·A·logp                        ∂ℓ = −φ(w_b)·A
+//
+// DPPOTV and DPPOKL ("Divergence Proximal Policy Optimization", arXiv
+// 2602.04879, Eqs. 13–14) mask a token whose probability moved too far (in
+// total variation, or in the KL of the two binary distributions) in the
+// direction its advantage pushes; VESPO (arXiv 2602.10693) weighs each
+// sequence by the gamma function φ(w) = e^{λ + k·ln w − λw} of its
+// importance ratio w_b = exp(Σ_t Δ_t).
 //
 // GMPO's loss is per sequence, −Ā_b·exp(mean_t Δ'_t) with Δ' clipped in log
 // space on the pessimistic side of sign(A), carried by each valid token so
@@ -93,6 +102,15 @@
 // (Config.RolloutIS) multiply the policy term, and tokens or sequences whose
 // ratio leaves [lower, upper] are rejected from the mask (Config.RolloutRS),
 // ℓ = old_logp − rollout_logp; Stats.Rollout has the mismatch metrics.
+// The peers' two-sided forms are options of the same pass: weights bounded
+// from below too, or zeroed outside the bounds with the token kept in the
+// denominators (Config.RolloutISMode: IcePop, MIS, seq-mask-tis), batch
+// normalisation, verl's divergence rules k1…k3 per token or per sequence
+// (Config.RolloutRSKL), SkyRL's outlier-token sequence mask, and M2PO's
+// second-moment masking of stale tokens (Config.M2POThreshold, as
+// AReaL implements it). With Config.KLUnbiased the KL term is DeepSeek-V3.2's
+// IS-corrected ρ·k (arXiv 2512.02556, §3.1), whose gradient is
+// ρ·(∂k + k).
 //
 // # Aggregation
 //

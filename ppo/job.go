@@ -64,6 +64,8 @@ type policyJob[F tensor.Float] struct {
 	// rollout-corrected call, rcRows its per-row sums.
 	rcMask, rcTW []F
 	rcRows       []rolloutAcc
+	// m2 is M2PO's selection scratch.
+	m2 []m2Token
 
 	// The critic loss runs on the same machinery.
 	value     ValueInputs[F]
@@ -107,7 +109,7 @@ func (j *policyJob[F]) Run(b int) {
 	case phaseLoss:
 		j.rows[b] = rowAcc{behaveMax: 1}
 		switch j.cfg.LossMode {
-		case CISPO, SAPO, GPG, ClipCov, KLCov:
+		case CISPO, SAPO, GPG, ClipCov, KLCov, DPPOTV, DPPOKL, VESPO:
 			j.modeRow(b)
 		case GeoMean:
 			j.geoRow(b)
@@ -242,7 +244,8 @@ func (j *policyJob[F]) rowError(b int, acc *rowAcc) error {
 func (j *policyJob[F]) refKL(x float64) (k, dk float64) {
 	e := 0.0
 	if j.rules.needExp() {
-		e = j.exp(-x)
+		xc, _ := j.rules.klInput(x)
+		e = j.exp(-xc)
 	}
 	return j.rules.kl(x, e)
 }

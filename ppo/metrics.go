@@ -16,8 +16,9 @@ package ppo
 //
 // and, with rollout log-probs, rollout_corr/kl, k3_kl, training_ppl,
 // rollout_ppl, ppl_ratio, rollout_is_mean, rollout_is_ratio_fraction_high,
-// rollout_rs_masked_fraction and rollout_rs_seq_masked_fraction (see
-// RolloutStats). It allocates the map; call it once per step, not per token.
+// rollout_rs_masked_fraction and rollout_rs_seq_masked_fraction, and where
+// they acted rollout_is_masked_fraction, rollout_is_batch_norm_factor and
+// outlier_seq_masked_fraction (see RolloutStats). It allocates the map; call it once per step, not per token.
 func (r Result) Metrics() map[string]float64 {
 	m := map[string]float64{
 		"actor/pg_loss":           r.PolicyLoss,
@@ -38,6 +39,16 @@ func (r Result) Metrics() map[string]float64 {
 			"offpolicy_seq_masked_fraction": ro.OffPolicyMaskedFrac,
 		} {
 			m["rollout_corr/"+k] = v
+		}
+		// The two-sided corrections' metrics, where they acted.
+		if ro.ISMaskedFrac > 0 {
+			m["rollout_corr/rollout_is_masked_fraction"] = ro.ISMaskedFrac
+		}
+		if ro.ISBatchNormFactor != 1 && ro.ISBatchNormFactor != 0 {
+			m["rollout_corr/rollout_is_batch_norm_factor"] = ro.ISBatchNormFactor
+		}
+		if ro.OutlierSeqMaskedFrac > 0 {
+			m["rollout_corr/outlier_seq_masked_fraction"] = ro.OutlierSeqMaskedFrac
 		}
 	}
 	return m

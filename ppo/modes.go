@@ -54,9 +54,28 @@ const (
 	// Config.KLCovCoef·|Δ| on the tokens of highest covariance (verl
 	// "kl_cov").
 	KLCov
+	// DPPOTV is DPPO's binary total-variation loss ("Divergence Proximal
+	// Policy Optimization", arXiv 2602.04879, Eq. 13; verl "dppo_tv", SkyRL
+	// dppo_type "binary_tv"): −r·A, with a token's policy term masked (a
+	// constant 0) where A > 0 and π_θ − π_old > δ_high, or A < 0 and
+	// π_old − π_θ > δ_low, π the token's probability.
+	DPPOTV
+	// DPPOKL is DPPO's binary KL loss (same paper, Eq. 14; verl "dppo_kl",
+	// SkyRL "binary_kl"): the mask of DPPOTV with the divergence
+	// D = q·log(q/p) + (1 − q)·log((1 − q)/(1 − p)) of the binary
+	// distributions (p = π_θ, q = π_old), masked where A > 0, p > q and
+	// D > δ_high, or A < 0, p < q and D > δ_low.
+	DPPOKL
+	// VESPO is variational sequence-level soft policy optimisation (TRL
+	// loss_type "vespo", arXiv 2602.10693): −sg[φ(w_b)]·A·logp, with w_b =
+	// exp(Σ_t clamp(Δ_t, ±20)) the sequence's importance ratio (its log
+	// clamped to [ln 10⁻⁸, 20]) and the gamma weight φ(w) = e^λ·w^k·e^{−λw}
+	// (φ(1) = 1), k and λ by the advantage's sign (Config.VESPO*).
+	VESPO
 )
 
-var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov"}
+var lossModeNames = [...]string{"vanilla", "gspo", "gspo_token", "geo_mean", "cispo", "sapo", "gpg", "clip_cov", "kl_cov",
+	"dppo_tv", "dppo_kl", "vespo"}
 
 func (m LossMode) String() string { return enum.Name(lossModeNames[:], int(m), "LossMode") }
 
@@ -78,6 +97,16 @@ const (
 	DefaultClipCovHigh  = 5.0
 	DefaultKLCovRatio   = 0.0002
 	DefaultKLCovCoef    = 0.1
+	// DPPO's thresholds: δ = 0.2 for the binary TV (SkyRL's default for
+	// both) and 0.05 for the binary KL (the value SkyRL recommends for it).
+	DefaultDPPOTVDelta = 0.2
+	DefaultDPPOKLDelta = 0.05
+	// TRL's VESPO defaults: vespo_k_pos, vespo_lambda_pos, vespo_k_neg,
+	// vespo_lambda_neg.
+	DefaultVESPOKPos      = 2.0
+	DefaultVESPOLambdaPos = 3.0
+	DefaultVESPOKNeg      = 3.0
+	DefaultVESPOLambdaNeg = 2.0
 )
 
 // VerlClipCovMeanEps is what verl's masked_mean adds to the token count
@@ -94,7 +123,7 @@ func (c Config) validateMode() error {
 		return tensor.Errorf(tensor.ErrRange, "Config."+field, nil, format, a...)
 	}
 	switch {
-	case c.LossMode < Vanilla || c.LossMode > KLCov:
+	case c.LossMode < Vanilla || c.LossMode > VESPO:
 		return bad("LossMode", "%d is not a LossMode", int(c.LossMode))
 	case c.RatioLevel == SequenceRatio && c.LossMode > GSPOToken:
 		return bad("RatioLevel", "sequence is defined for loss modes vanilla, gspo and gspo_token, not %v", c.LossMode)
@@ -115,6 +144,18 @@ func (c Config) validateMode() error {
 		return bad("ClipCovLow", "NaN bound")
 	case c.PolicySeqMeanTokenMean && !c.sequenceLevel() && (c.LossMode == Vanilla || c.LossMode == GeoMean):
 		return bad("PolicySeqMeanTokenMean", "is defined for loss modes gspo, gspo_token, sapo, cispo, gpg, clip_cov, kl_cov and RatioLevel sequence, not %v", c.LossMode)
+	case c.DropZeroVariance && (c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0):
+		return bad("DropZeroVariance", "not defined with %v or EntropyTopRatio, whose selection spans rows", c.LossMode)
+	case !(c.VESPOKPos >= 0 && c.VESPOKNeg >= 0 && c.VESPOLambdaPos >= 0 && c.VESPOLambdaNeg >= 0) ||
+		math.IsInf(c.VESPOKPos+c.VESPOKNeg+c.VESPOLambdaPos+c.VESPOLambdaNeg, 1):
+		return bad("VESPOKPos", "VESPO's k and λ must be finite and ≥ 0 (0: TRL's defaults), got %v, %v, %v, %v",
+			c.VESPOKPos, c.VESPOLambdaPos, c.VESPOKNeg, c.VESPOLambdaNeg)
+	case c.LossMode == VESPO && (c.RolloutIS != RolloutOff || c.KLUnbiased):
+		return bad("LossMode", "vespo folds the rollout ratio into its sequence weight in TRL; not defined with RolloutIS or KLUnbiased here")
+	case !(c.DPPODeltaLow >= 0) || math.IsInf(c.DPPODeltaLow, 1):
+		return bad("DPPODeltaLow", "%v, want 0 (the mode's default) or a finite number > 0", c.DPPODeltaLow)
+	case !(c.DPPODeltaHigh >= 0) || math.IsInf(c.DPPODeltaHigh, 1):
+		return bad("DPPODeltaHigh", "%v, want 0 (the mode's default) or a finite number > 0", c.DPPODeltaHigh)
 	case !(c.ClipCovMeanEps >= 0) || math.IsInf(c.ClipCovMeanEps, 1):
 		return bad("ClipCovMeanEps", "%v, want 0 (exact means) or a finite number > 0 (verl: %v)", c.ClipCovMeanEps, VerlClipCovMeanEps)
 	}
@@ -161,6 +202,20 @@ func (j *policyJob[F]) modeRow(b int) {
 	prox, ref, tw := optionalRow(in.ProxLogp, b), optionalRow(in.RefLogp, b), optionalRow(in.TokenWeights, b)
 	rl := &j.rules
 	mode := j.cfg.LossMode
+	var phiPos, phiNeg float64 // VESPO's weights of the row's Σ_t clamp(Δ_t, ±20)
+	if mode == VESPO {
+		var seqLogW float64
+		for t, m := range mask {
+			if m == 1 {
+				base := old[t]
+				if prox != nil {
+					base = prox[t]
+				}
+				seqLogW += min(max(float64(lp[t])-float64(base), -vespoClamp), vespoClamp)
+			}
+		}
+		phiPos, phiNeg = rl.vespoPhi(seqLogW)
+	}
 	for t := range lp {
 		if mask[t] == 0 {
 			grad[t] = 0
@@ -215,6 +270,17 @@ func (j *policyJob[F]) modeRow(b int) {
 				loss, dl = 0, 0
 				acc.covPicked++
 			}
+		case VESPO:
+			loss, dl = rl.vespo(phiPos, phiNeg, a, l)
+		case DPPOTV, DPPOKL:
+			var c int
+			loss, dl, c = rl.dppo(r, a, l, base, live)
+			switch c {
+			case clipHigh:
+				acc.clipHigh++
+			case clipLow:
+				acc.clipLow++
+			}
 		case KLCov:
 			picked := j.picked[start+t]
 			if picked {
@@ -226,6 +292,9 @@ func (j *policyJob[F]) modeRow(b int) {
 		dl *= w * pcoef
 		if ref != nil {
 			k, dk := j.refKL(l - float64(ref[t]))
+			if rl.klUnbiased {
+				k, dk = j.unbiasedKL(k, dk, l, float64(old[t]), r, live, prox != nil)
+			}
 			acc.kl += k
 			dl += coef * rl.beta * dk
 		}

@@ -131,7 +131,9 @@ func TestLossModeRejects(t *testing.T) {
 	require.ErrorIs(t, err, tensor.ErrRange)
 	assert.Contains(t, err.Error(), "prox_logp")
 	for _, c := range []func(*ppo.Config){
-		func(c *ppo.Config) { c.LossMode = ppo.KLCov + 1 },
+		func(c *ppo.Config) { c.LossMode = ppo.VESPO + 1 },
+		func(c *ppo.Config) { c.LossMode, c.DPPODeltaHigh = ppo.DPPOTV, -0.1 },
+		func(c *ppo.Config) { c.LossMode, c.DPPODeltaLow = ppo.DPPOKL, math.Inf(1) },
 		func(c *ppo.Config) { c.LossMode, c.ClipCovLow, c.ClipCovHigh = ppo.ClipCov, 5, 5 },
 		func(c *ppo.Config) { c.LossMode, c.ClipCovLow, c.ClipCovHigh = ppo.ClipCov, 0, 0 },
 		func(c *ppo.Config) { c.LossMode, c.KLCovRatio = ppo.KLCov, 1.5 },

@@ -133,8 +133,20 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		if rollout, err = j.rolloutStats(); err != nil {
 			return Result{}, fmt.Errorf("ppo: %w", err)
 		}
-		if in.RolloutLogp.IsZero() { // off-policy masking alone
+		if cfg.RolloutISBatchNormalize {
+			rollout.ISBatchNormFactor = j.normalizeIS()
+		}
+		if in.RolloutLogp.IsZero() { // off-policy or M2PO masking alone
 			rollout = RolloutStats{OffPolicyMaskedFrac: rollout.OffPolicyMaskedFrac}
+		}
+		if cfg.M2POThreshold > 0 {
+			valid := 0
+			for _, n := range j.lengths {
+				valid += max(n, 0)
+			}
+			if valid > 0 {
+				rollout.M2POMaskedFrac = float64(j.m2poMask()) / float64(valid)
+			}
 		}
 		if j.rolloutMask() {
 			j.in.Mask = tensor.Batch[F]{Shape: in.Logp.Shape, Data: j.rcMask, Offsets: in.Logp.Offsets}
@@ -149,11 +161,16 @@ func PolicyLoss[F tensor.Float](grad tensor.Batch[F], in Inputs[F], cfg Config) 
 		j.phase = phaseLengths
 		parallel.Rows(j, in.Logp.B, in.Logp.T)
 	}
-	total := 0
 	for b, n := range j.lengths {
 		if n < 0 {
 			return Result{}, fmt.Errorf("ppo: %w", maskError(in.Mask, b))
 		}
+	}
+	if cfg.DropZeroVariance {
+		j.dropZeroVariance()
+	}
+	total := 0
+	for _, n := range j.lengths {
 		total += n
 	}
 	if err := rowWeights(j.coef, j.lengths, total, in.Logp.T, cfg.Reduction); err != nil {

@@ -90,13 +90,25 @@ func (c Config) validateRollout() error {
 	case c.OffPolicySeqMaskKL > 0 && c.LossMode == GeoMean:
 		return bad("OffPolicySeqMaskKL", "not defined for loss mode geo_mean, whose loss is per sequence")
 	}
-	return nil
+	if err := c.validateM2PO(); err != nil {
+		return err
+	}
+	return c.validateRolloutKL()
 }
 
 func (in *Inputs[F]) validateRollout(cfg Config) error {
+	if cfg.KLUnbiased && cfg.sequenceLevel() && !in.ProxLogp.IsZero() {
+		return tensor.Errorf(tensor.ErrShape, "prox_logp", nil, "not defined with Config.KLUnbiased at the sequence level (the ratio to old_logp would be another sequence ratio)")
+	}
+	if cfg.M2POThreshold > 0 && in.ProxLogp.IsZero() {
+		return tensor.Errorf(tensor.ErrShape, "prox_logp", nil, "missing, required with Config.M2POThreshold (M2PO's second moment is of old_logp − prox_logp)")
+	}
 	if in.RolloutLogp.IsZero() {
 		if cfg.RolloutIS != RolloutOff || cfg.RolloutRS != RolloutOff {
 			return tensor.Errorf(tensor.ErrShape, "rollout_logp", nil, "missing, required with Config.RolloutIS = %v, RolloutRS = %v", cfg.RolloutIS, cfg.RolloutRS)
+		}
+		if cfg.rolloutKL() || cfg.RolloutOutlierLow > 0 || cfg.RolloutOutlierHigh > 0 {
+			return tensor.Errorf(tensor.ErrShape, "rollout_logp", nil, "missing, required with Config.RolloutRSKL or RolloutOutlierLow/High")
 		}
 		return nil
 	}
@@ -128,6 +140,20 @@ type RolloutStats struct {
 	// OffPolicyMaskedFrac is the fraction of sequences off-policy sequence
 	// masking dropped (Config.OffPolicySeqMaskKL).
 	OffPolicyMaskedFrac float64
+	// ISMaskedFrac is the fraction of importance weights (tokens, or
+	// sequences at the sequence level) RolloutISMask zeroed, or of
+	// sequences RolloutISSeqMaskTIS zeroed.
+	ISMaskedFrac float64
+	// ISBatchNormFactor is the mean the weights were divided by
+	// (Config.RolloutISBatchNormalize; verl rollout_is_batch_norm_factor),
+	// 1 otherwise.
+	ISBatchNormFactor float64
+	// OutlierSeqMaskedFrac is the fraction of sequences the outlier-token
+	// mask removed (SkyRL outlier_seq_masked_ratio).
+	OutlierSeqMaskedFrac float64
+	// M2POMaskedFrac is the fraction of valid tokens (after rejection)
+	// M2PO's second-moment masking removed (Config.M2POThreshold).
+	M2POMaskedFrac float64
 }
 
 // rolloutAcc is one row's rollout sums.
@@ -138,8 +164,15 @@ type rolloutAcc struct {
 	truncated, rejected           int
 	bad, badCol                   int
 	offMasked                     int
-	maskBad                       bool     // a mask value neither 0 nor 1
-	_                             [4]int64 // 128 bytes
+	maskBad                       bool // a mask value neither 0 nor 1
+	// The divergence statistics (Σ clamped ℓ, Σ k2, max k2, max k3; Σ k3
+	// is k3), the bounded weights' sum, the weights the mask zeroed, the
+	// outlier tokens, and whether the row is an outlier sequence.
+	lcSum, k2Sum, k2Max, k3Max float64
+	isSum                      float64
+	isMasked, outliers         int
+	outlierSeq                 bool
+	_                          [2]int64 // 192 bytes
 }
 
 // rolloutBounds are a call's rollout settings as the token pass reads them.
@@ -150,6 +183,14 @@ type rolloutBounds struct {
 	// lower and upper bound token-level rejection (±Inf when it is off);
 	// seqLower and seqUpper sequence-level rejection.
 	lower, upper, seqLower, seqUpper float64
+	// isMode bounds the weights by [isMin, isMax]; kl are the divergence
+	// rules; outLow and outHigh the outlier bounds (0 and +Inf when off).
+	isMode          RolloutISMode
+	isMin           float64
+	kl              [MaxRolloutRSKL]klRule
+	tokenKL, seqKL  bool
+	outLow, outHigh float64
+	outliers        bool
 }
 
 func (c *Config) rolloutBounds() rolloutBounds {
@@ -167,13 +208,21 @@ func (c *Config) rolloutBounds() rolloutBounds {
 	} else {
 		p.seqLower, p.seqUpper = lower, upper
 	}
+	p.isMode, p.isMin = c.RolloutISMode, c.RolloutISThresholdLower
+	p.kl = c.rsKLRules()
+	for _, r := range p.kl {
+		p.tokenKL = p.tokenKL || r.on && r.tok
+		p.seqKL = p.seqKL || r.on && !r.tok
+	}
+	p.outLow, p.outHigh = c.RolloutOutlierLow, cmpOr(c.RolloutOutlierHigh, math.Inf(1))
+	p.outliers = c.RolloutOutlierLow > 0 || c.RolloutOutlierHigh > 0
 	return p
 }
 
 // rolloutActive reports whether the call runs the pre-pass: to correct for
 // the rollout engine, or to mask off-policy sequences.
 func (j *policyJob[F]) rolloutActive() bool {
-	return !j.in.RolloutLogp.IsZero() || j.cfg.OffPolicySeqMaskKL > 0
+	return !j.in.RolloutLogp.IsZero() || j.cfg.OffPolicySeqMaskKL > 0 || j.cfg.M2POThreshold > 0
 }
 
 // prepareRollout allocates the scratch of the rollout pass (once per size).
@@ -204,7 +253,7 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	cfg := &j.cfg
 	p := cfg.rolloutBounds()
 	start, n := j.in.Logp.Span(b)
-	if !(j.fastExp && kernelLanes > 0 && j.rolloutKernel(start, n, &p, acc)) {
+	if !(j.fastExp && kernelLanes > 0 && !cfg.rolloutExtra() && j.rolloutKernel(start, n, &p, acc)) {
 		// The Go loop; after the kernel, it redoes the row to name a bad
 		// position or to compute what float32 could not.
 		*acc = rolloutAcc{}
@@ -214,6 +263,7 @@ func (j *policyJob[F]) rolloutRow(b int) {
 	}
 	if !p.isToken {
 		acc.weights, acc.truncated = 0, 0 // the token pass's, unused
+		acc.isSum, acc.isMasked = 0, 0
 	}
 	// The sequence level, from the row's Σℓ.
 	mask := j.in.Mask.Row(b)
@@ -229,6 +279,24 @@ func (j *policyJob[F]) rolloutRow(b int) {
 			w := seqW(acc.logRatio / float64(acc.n))
 			rejected = !(w >= p.seqLower && w <= p.seqUpper)
 		}
+		if p.seqKL && !p.seqKLKeep(acc) {
+			rejected = true
+		}
+		if p.outliers && acc.outliers > 0 {
+			rejected, acc.outlierSeq = true, true
+		}
+		if p.isMode == RolloutISSeqMaskTIS && p.isToken {
+			// OpenRLHF's seq-mask-tis: the weights of a sequence whose
+			// geometric-mean ratio is out of bounds become 0.
+			if g := seqW(acc.logRatio / float64(acc.n)); g < p.isMin || g > p.isMax {
+				acc.isMasked = 1
+				for t, m := range mask {
+					if m == 1 {
+						etw[t] = 0
+					}
+				}
+			}
+		}
 		if rejected {
 			if j.rolloutMask() {
 				for t, m := range mask {
@@ -241,10 +309,14 @@ func (j *policyJob[F]) rolloutRow(b int) {
 		}
 		if p.isSeq {
 			raw := seqW(acc.logRatio)
-			w := min(raw, p.isMax)
+			w, masked := p.isWeight(raw)
 			if raw > p.isMax {
 				acc.truncated = 1
 			}
+			if masked {
+				acc.isMasked = 1
+			}
+			acc.isSum = float64(acc.n) * w
 			acc.weights = float64(acc.n) * raw // verl's mean, before truncation
 			for t, m := range mask {
 				if m == 1 {
@@ -340,7 +412,11 @@ func (j *policyJob[F]) rolloutWeights() bool {
 // reads masks of such rows, and needs the copy.
 func (j *policyJob[F]) rolloutMask() bool {
 	c := &j.cfg
-	return c.RolloutRS == RolloutToken || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
+	tokenKL := false
+	for _, r := range c.RolloutRSKL {
+		tokenKL = tokenKL || r.Stat.token()
+	}
+	return c.RolloutRS == RolloutToken || tokenKL || c.M2POThreshold > 0 || c.LossMode == ClipCov || c.LossMode == KLCov || c.EntropyTopRatio > 0
 }
 
 // rolloutRange is the token-level pass in Go for the n tokens of the row
@@ -363,8 +439,10 @@ func (j *policyJob[F]) rolloutRange(start, n int, p *rolloutBounds, acc *rollout
 	}
 	em, etw := row(j.rcMask), row(j.rcTW)
 	// The sums live in locals, not in *acc, so that they stay in registers.
-	count, truncated, rejected := 0, 0, 0
+	count, truncated, rejected, isMasked, outliers := 0, 0, 0, 0, 0
 	var logRatio, oldSum, rollSum, k3, weights float64
+	var lcSum, k2Sum, isSum float64
+	k2Max, k3Max := math.Inf(-1), math.Inf(-1)
 	var lc, exps [block]float64
 	for s := 0; s < len(old); s += block {
 		n := min(block, len(old)-s)
@@ -400,19 +478,38 @@ func (j *policyJob[F]) rolloutRange(start, n int, p *rolloutBounds, acc *rollout
 				etw[t] = F(w)
 				continue
 			}
-			k3 += exps[i] - lc[i] - 1
+			kk3 := exps[i] - lc[i] - 1
+			k3 += kk3
 			e := float64(F(exps[i])) // the weight as the storage type holds it
 			weights += e             // the metric is verl's, before truncation
 			if e > p.isMax {
 				truncated++
 			}
 			if p.isToken {
-				w *= min(e, p.isMax)
+				iw, masked := p.isWeight(e)
+				if masked {
+					isMasked++
+				}
+				isSum += iw
+				w *= iw
 			}
 			etw[t] = F(w)
-			if !(e >= p.lower && e <= p.upper) {
+			rej := !(e >= p.lower && e <= p.upper)
+			if p.tokenKL && !p.tokenKLKeep(lc[i], exps[i]) {
+				rej = true
+			}
+			if rej {
 				em[t] = 0
 				rejected++
+			}
+			if p.seqKL {
+				k2 := 0.5 * lc[i] * lc[i]
+				lcSum += lc[i]
+				k2Sum += k2
+				k2Max, k3Max = max(k2Max, k2), max(k3Max, kk3)
+			}
+			if p.outliers && p.outlier(e) {
+				outliers++
 			}
 		}
 	}
@@ -424,6 +521,8 @@ func (j *policyJob[F]) rolloutRange(start, n int, p *rolloutBounds, acc *rollout
 	acc.weights += weights
 	acc.truncated += truncated
 	acc.rejected += rejected
+	acc.lcSum, acc.k2Sum, acc.k2Max, acc.k3Max = lcSum, k2Sum, k2Max, k3Max
+	acc.isSum, acc.isMasked, acc.outliers = isSum, isMasked, outliers
 	return true
 }
 
@@ -460,7 +559,7 @@ func (j *policyJob[F]) offPolicyMask(b int, roll, etw []F) {
 // rolloutStats combines the rows' sums.
 func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 	var s RolloutStats
-	var tokens, seqs, rejectedSeqs, truncated, rejected, offMasked int
+	var tokens, seqs, rejectedSeqs, truncated, rejected, offMasked, isMasked, outlierSeqs int
 	var logRatio, k3, weights, trainPPL, rollPPL, ratio float64
 	for b := range j.rcRows {
 		acc := &j.rcRows[b]
@@ -482,6 +581,10 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 			rejectedSeqs++
 		}
 		offMasked += acc.offMasked
+		isMasked += acc.isMasked
+		if acc.outlierSeq {
+			outlierSeqs++
+		}
 		trainPPL += math.Exp(-acc.oldSum / n)
 		rollPPL += math.Exp(-acc.rollSum / n)
 		ratio += math.Exp((acc.rollSum - acc.oldSum) / n)
@@ -494,11 +597,18 @@ func (j *policyJob[F]) rolloutStats() (RolloutStats, error) {
 	s.TrainingPPL, s.RolloutPPL, s.PPLRatio = trainPPL/ns, rollPPL/ns, ratio/ns
 	s.RSMaskedFrac, s.RSSeqMaskedFrac = float64(rejected)/nt, float64(rejectedSeqs)/ns
 	s.OffPolicyMaskedFrac = float64(offMasked) / ns
+	s.OutlierSeqMaskedFrac = float64(outlierSeqs) / ns
+	s.ISBatchNormFactor = 1
 	switch j.cfg.RolloutIS {
 	case RolloutToken:
 		s.ISMean, s.ISTruncatedFrac = weights/nt, float64(truncated)/nt
+		s.ISMaskedFrac = float64(isMasked) / nt
+		if j.cfg.RolloutISMode == RolloutISSeqMaskTIS {
+			s.ISMaskedFrac = float64(isMasked) / ns
+		}
 	case RolloutSequence:
 		s.ISMean, s.ISTruncatedFrac = weights/nt, float64(truncated)/ns
+		s.ISMaskedFrac = float64(isMasked) / ns
 	default:
 		s.ISMean = 1
 	}

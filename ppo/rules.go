@@ -32,6 +32,17 @@ type rules struct {
 	// covRatio is the fraction Clip-Cov or KL-Cov picks, covLo and covHi
 	// Clip-Cov's covariance bounds, covCoef KL-Cov's penalty weight.
 	covRatio, covLo, covHi, covCoef float64
+	// klUnbiased weighs the KL estimate by π_θ/π_old (klIS).
+	klUnbiased bool
+	// dppoKL selects DPPO's binary KL (else its binary TV); dppoLo and
+	// dppoHi are δ_low and δ_high.
+	dppoKL         bool
+	dppoLo, dppoHi float64
+	// klIn bounds x = logp − ref_logp to ±klIn before the exponential of
+	// k3 and k3+ (+Inf when off; Config.KLInputClamp).
+	klIn float64
+	// VESPO's gamma-weight parameters for A ≥ 0 and A < 0.
+	vKPos, vLPos, vKNeg, vLNeg float64
 }
 
 func (c Config) rules() rules {
@@ -39,6 +50,10 @@ func (c Config) rules() rules {
 	r := rules{
 		clamp: inf, lo: 1 - c.ClipLow, hi: 1 + c.ClipHigh, dual: inf,
 		est: c.KLEstimator, klClamp: inf, capAt: inf, beta: c.KLCoef,
+		klUnbiased: c.KLUnbiased, klIn: inf,
+	}
+	if c.KLInputClamp > 0 {
+		r.klIn = c.KLInputClamp
 	}
 	if c.LogRatioClamp > 0 {
 		r.clamp = c.LogRatioClamp
@@ -62,6 +77,14 @@ func (c Config) rules() rules {
 		r.covRatio, r.covLo, r.covHi = cmpOr(c.ClipCovRatio, DefaultClipCovRatio), c.ClipCovLow, c.ClipCovHigh
 	case KLCov:
 		r.covRatio, r.covCoef = cmpOr(c.KLCovRatio, DefaultKLCovRatio), cmpOr(c.KLCovCoef, DefaultKLCovCoef)
+	case VESPO:
+		r.vKPos, r.vLPos = cmpOr(c.VESPOKPos, DefaultVESPOKPos), max(cmpOr(c.VESPOLambdaPos, DefaultVESPOLambdaPos), 1e-4)
+		r.vKNeg, r.vLNeg = cmpOr(c.VESPOKNeg, DefaultVESPOKNeg), max(cmpOr(c.VESPOLambdaNeg, DefaultVESPOLambdaNeg), 1e-4)
+	case DPPOTV:
+		r.dppoLo, r.dppoHi = cmpOr(c.DPPODeltaLow, DefaultDPPOTVDelta), cmpOr(c.DPPODeltaHigh, DefaultDPPOTVDelta)
+	case DPPOKL:
+		r.dppoKL = true
+		r.dppoLo, r.dppoHi = cmpOr(c.DPPODeltaLow, DefaultDPPOKLDelta), cmpOr(c.DPPODeltaHigh, DefaultDPPOKLDelta)
 	}
 	if c.DualClip > 0 {
 		r.dual = c.DualClip
@@ -136,8 +159,9 @@ func (r *rules) behave(w float64) (float64, bool) {
 }
 
 // kl returns the KL estimate for x = logp − ref_logp and its derivative
-// with respect to logp; e = e^{−x} is read by k3 and k3+ only (see
-// needExp). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
+// with respect to logp; e = e^{−klInput(x)} is read by k3 and k3+ only (see
+// needExp), which take x bounded by klInput (no gradient where it binds,
+// save k3+'s, which stays x). k3 beyond ±klClamp is the clamp, with no gradient; k3+ takes
 // k2's gradient x wherever its value comes from.
 func (r *rules) kl(x, e float64) (k, dk float64) {
 	switch r.est {
@@ -154,7 +178,11 @@ func (r *rules) kl(x, e float64) (k, dk float64) {
 		}
 		return 0, 0 // torch's abs passes sign(0) = 0
 	}
-	k, dk = e+x-1, 1-e
+	xc, live := r.klInput(x)
+	k, dk = e+xc-1, 1-e
+	if !live {
+		dk = 0 // torch's clamp passes no gradient where it binds
+	}
 	if k > r.klClamp || k < -r.klClamp {
 		k, dk = math.Copysign(r.klClamp, k), 0
 	}
@@ -164,12 +192,25 @@ func (r *rules) kl(x, e float64) (k, dk float64) {
 	return k, dk
 }
 
+// klInput bounds x to ±klIn (Config.KLInputClamp) and reports whether
+// the bound left it alone. k3 and k3+ read e = e^{−x} of the bounded x:
+// callers exponentiate −klInput(x).
+func (r *rules) klInput(x float64) (float64, bool) {
+	switch {
+	case x > r.klIn:
+		return r.klIn, false
+	case x < -r.klIn:
+		return -r.klIn, false
+	}
+	return x, true
+}
+
 // needExp reports whether kl reads e^{−x}.
 func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
 
 // kernelServes reports whether the assembly kernels compute these rules with
 // a reference policy: they know k1, k2 and k3 (low_var_kl resolves to k3).
-func (r *rules) kernelServes() bool { return r.est <= K3 }
+func (r *rules) kernelServes() bool { return r.est <= K3 && !r.klUnbiased && math.IsInf(r.klIn, 1) }
 
 // cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its
 // derivative −clip(r)·a with respect to logp (the weight is a constant), and
@@ -248,6 +289,68 @@ func (c *rules) klCov(r, a, d float64, live, picked bool) (loss, dl float64) {
 		}
 	}
 	return loss, dl
+}
+
+// dppo returns DPPO's per-token loss −r·a and its derivative −r·a (0
+// where the log-ratio clamp binds), or 0 and 0 where the binary divergence
+// between π_θ = e^logp and π_old = e^base masks the token, and which side
+// masked it (a > 0: clipHigh, a < 0: clipLow). The mask is a constant of
+// logp; the KL's 10⁻⁸ inside the logarithm is SkyRL's and the reference
+// implementation's.
+func (c *rules) dppo(r, a, logp, base float64, live bool) (loss, dl float64, clip int) {
+	p, q := math.Exp(logp), math.Exp(base)
+	diff := p - q
+	var masked bool
+	if c.dppoKL {
+		const eps = 1e-8
+		d := q*(base-logp) + (1-q)*math.Log((1-q+eps)/(1-p+eps))
+		masked = a > 0 && diff > 0 && d > c.dppoHi || a < 0 && diff < 0 && d > c.dppoLo
+	} else {
+		masked = a > 0 && diff > c.dppoHi || a < 0 && -diff > c.dppoLo
+	}
+	switch {
+	case masked && a > 0:
+		return 0, 0, clipHigh
+	case masked:
+		return 0, 0, clipLow
+	case live:
+		return -a * r, -a * r, clipNone
+	}
+	return -a * r, 0, clipNone
+}
+
+// vespoClamp bounds each token's log-ratio, and the sequence's log weight
+// from above, as TRL's get_gamma_weights does; vespoLogMin = ln 10⁻⁸ bounds
+// it from below.
+const vespoClamp = 20.0
+
+var vespoLogMin = math.Log(1e-8)
+
+// vespoPhi returns VESPO's gamma weights φ = exp(λ + k·log w − λ·w) of a
+// sequence whose log-ratio sum is s (log w = clamp(s, ln 10⁻⁸, 20)), for
+// A ≥ 0 and for A < 0 (TRL's two pairs of k and λ); a φ that is not finite
+// counts 0. They are constants of logp, taken once per row.
+func (c *rules) vespoPhi(s float64) (pos, neg float64) {
+	lw := min(max(s, vespoLogMin), vespoClamp)
+	w := math.Exp(lw)
+	phi := func(k, lam float64) float64 {
+		p := math.Exp(lam + k*lw - lam*w)
+		if p-p != 0 {
+			return 0
+		}
+		return p
+	}
+	return phi(c.vKPos, c.vLPos), phi(c.vKNeg, c.vLNeg)
+}
+
+// vespo returns VESPO's per-token loss −φ·a·logp and its derivative −φ·a,
+// φ the row's weight for the sign of a (a ≥ 0: pos, as TRL).
+func (c *rules) vespo(pos, neg, a, logp float64) (loss, dl float64) {
+	phi := neg
+	if a >= 0 {
+		phi = pos
+	}
+	return -phi * a * logp, -phi * a
 }
 
 // cmpOr returns v, or def when v is 0.

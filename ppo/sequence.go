@@ -6,7 +6,9 @@ package ppo
 // exp(mean Δ) reaching every token of the sequence equally. GSPO-token
 // gives each token its own term instead: pcoef·w_t·∂ℓ_t/∂s·s + coef·β·∂kl_t.
 // coef is the aggregation's weight of the row's tokens, pcoef the policy
-// term's (policyCoef: the same unless PolicySeqMeanTokenMean).
+// term's (policyCoef: the same unless PolicySeqMeanTokenMean). With
+// Config.KLUnbiased the KL term is s·Σ_t k_t (TRL's sequence-level
+// coef_1), whose gradient adds coef·β·Σk·s/|y| to every token.
 func (j *policyJob[F]) sequenceRow(b int) {
 	acc := &j.rows[b]
 	in := &j.in
@@ -93,9 +95,17 @@ func (j *policyJob[F]) sequenceRow(b int) {
 			k, dk = j.refKL(float64(lp[t]) - float64(ref[t]))
 			sumKL += k
 		}
+		if rl.klUnbiased {
+			dk *= s // the KL term weighed by the sequence ratio (klIS)
+		}
 		grad[t] = F(coef*beta*dk + own)
 	}
 	seq := pcoef * dLds * s * live / float64(n)
+	if rl.klUnbiased && ref != nil {
+		// d(s·Σk)/dlogp_t also reaches every token through s.
+		seq += coef * beta * sumKL * s * live / float64(n)
+		sumKL *= s
+	}
 	for t := range lp {
 		if mask[t] == 0 {
 			continue

@@ -170,7 +170,8 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			if ref != nil {
 				r := float64(ref[i+start])
 				check += r
-				negKL[i] = r - l
+				xc, _ := rl.klInput(l - r)
+				negKL[i] = -xc
 			}
 			if tw != nil {
 				w := float64(tw[i+start])
@@ -228,6 +229,9 @@ func (j *policyJob[F]) tokenRange(b, from, to int, s *rowSums) (bad, col int) {
 			dl := -a * r * g * w
 			if ref != nil {
 				k, dk := rl.kl(float64(lp[i])-float64(ref[i+start]), negKL[i])
+				if rl.klUnbiased {
+					k, dk = j.unbiasedKL(k, dk, float64(lp[i]), float64(old[i]), r, !dead[i], prox != nil)
+				}
 				s.kl += k
 				dl += beta * dk
 			}

@@ -142,7 +142,244 @@ def policy_cases(g):
         cases.append(req)
     return (cases + policy_variant_cases(Gen(101)) + policy_cov_cases(Gen(102)) + policy_entropy_cases(Gen(103))
             + policy_rollout_cases(Gen(104)) + policy_preset_cases(Gen(105)) + policy_verl_mode_cases(Gen(106))
-            + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108)))
+            + policy_verl_variant_cases(Gen(107)) + policy_agg_cases(Gen(108))
+            + policy_rollout_peer_cases(Gen(130)) + policy_unbiased_kl_cases(Gen(131)) + policy_dppo_cases(Gen(132))
+            + policy_m2po_cases(Gen(133)) + policy_prompt_cases(Gen(134)) + policy_kl_input_cases(Gen(135))
+            + policy_vespo_cases(Gen(136)))
+
+
+def policy_vespo_cases(g):
+    """VESPO's gamma-weighted sequence loss, TRL's and other k and lambda,
+    with sequence log-ratios from near 0 to beyond both clamps."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["loss_mode"] = "vespo"
+        if g.r.random() < 0.4:
+            cfg["vespo_k_pos"], cfg["vespo_lambda_pos"] = g.pick([1.0, 4.0]), g.pick([0.5, 5.0])
+            cfg["vespo_k_neg"], cfg["vespo_lambda_neg"] = g.pick([1.0, 2.0]), g.pick([1.0, 4.0])
+        if g.r.random() < 0.2:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + g.pick([-25.0, 25.0]))
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["preset"] = "trl"
+        cases.append(req)
+    return cases
+
+
+def policy_kl_input_cases(g):
+    """The KL input clamp: reference log-probs far from logp (the issue's
+    logp -200 against ref -0.5 among them) with k3, low_var_kl and k3+."""
+    cases = []
+    for k in range(20):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.pick([g.u(-1, 1), g.u(-30, 30)])) for x in row] for row in req["logp"]]
+        if k == 0:
+            req["logp"], req["old_logp"], req["ref_logp"] = [[-200.0]], [[-200.0]], [[-0.5]]
+            req["mask"], req["advantages"] = [[1]], [[0.5]]
+        cfg["kl_coef"] = g.pick([0.001, 0.1])
+        cfg["kl_estimator"] = g.pick(["k3", "k3", "low_var_kl", "k3+", "k2"])
+        cfg["kl_input_clamp"] = g.pick([20.0, 5.0, 0.5])
+        if g.r.random() < 0.3:
+            cfg["use_bias_correction_kl"] = True
+        cases.append(req)
+    return cases
+
+
+def policy_prompt_cases(g):
+    """SkyRL's prompt_mean aggregation over groups of rows, and the
+    zero-variance groups taken out of the denominators under every
+    aggregation."""
+    cases = []
+    for k in range(30):
+        size = g.pick([1, 2, 3])
+        B, T = size * g.r.randint(1, 3), g.pick([1, 4, 7])
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["group_size"] = size
+        cfg["agg"] = g.pick(["prompt_mean", "prompt-mean"]) if k % 2 == 0 else AGGS[k % len(AGGS)]
+        if k % 3 != 2:
+            cfg["drop_zero_variance"] = True
+            for p in range(0, B, size):  # some groups whose advantages are all 0
+                if g.r.random() < 0.4:
+                    for b in range(p, p + size):
+                        req["advantages"][b] = [0.0] * T
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["entropy"] = g.mat(B, T, 0, 3)
+            cfg["entropy_coeff"] = 0.01
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "gspo", "sapo"])
+        cases.append(req)
+    return cases
+
+
+def policy_m2po_cases(g):
+    """M2PO's second-moment masking over proximal log-probs that drift
+    from old_logp, with thresholds that mask none, some or all but one."""
+    cases = []
+    for k in range(24):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.1, 0.5, 1.5])
+        req["prox_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        cfg["m2_threshold"] = g.pick([0.001, 0.01, 0.05, 0.3, 10.0])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.3:
+            req["rollout_logp"] = [[num(x + g.u(-0.3, 0.3)) for x in row] for row in req["old_logp"]]
+            cfg["rollout_rs"] = "token"
+            cfg["rollout_rs_threshold"] = 1.2
+        cases.append(req)
+    return cases
+
+
+def policy_dppo_cases(g):
+    """DPPO's binary-TV and binary-KL masks (log-probs near 0 so that
+    probabilities move by more than the thresholds), with and without
+    thresholds, KL term, token weights and proximal log-probs."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        req["logp"] = g.mat(B, T, -1.5, -0.01)
+        spread = g.pick([0.1, 0.4, 1.0])
+        req["old_logp"] = [[num(min(-0.005, x + g.u(-spread, spread))) for x in row] for row in req["logp"]]
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        cfg["loss_mode"] = ["dppo_tv", "dppo_kl"][k % 2]
+        if g.r.random() < 0.5:
+            cfg["dppo_delta_low"] = g.pick([0.05, 0.1, 0.3])
+            cfg["dppo_delta_high"] = g.pick([0.02, 0.1, 0.3])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        if g.r.random() < 0.2:
+            req["prox_logp"] = [[num(min(-0.005, x + g.u(-0.2, 0.2))) for x in row] for row in req["old_logp"]]
+        cases.append(req)
+    return cases
+
+
+RS_KL = [("token_k1", "0.8_1.2"), ("token_k2", "0.02"), ("token_k3", "0.05"), ("seq_sum_k1", "0.3_3.0"),
+         ("seq_sum_k2", "0.5"), ("seq_sum_k3", "0.4"), ("seq_mean_k1", "1.1"), ("seq_mean_k2", "0.05"),
+         ("seq_mean_k3", "0.03"), ("seq_max_k2", "0.2"), ("seq_max_k3", "0.15")]
+
+
+def policy_rollout_peer_cases(g):
+    """The two-sided rollout corrections (docs/spec.md#rollout-correction):
+    truncation with a lower bound, masked weights (IcePop / MIS),
+    seq-mask-tis, batch normalisation, verl's chained divergence rejection,
+    SkyRL's outlier-token mask, and the peers' names for them."""
+    cases = []
+    for k in range(48):
+        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        drift = g.pick([0.05, 0.3, 1.0])
+        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.3:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        kind = k % 4
+        if kind == 0:  # rlpost's names
+            cfg["rollout_is"] = g.pick(["token", "sequence"])
+            cfg["rollout_is_mode"] = g.pick(["truncate", "mask"] + (["seq_mask_tis"] if cfg["rollout_is"] == "token" else []))
+            cfg["rollout_is_threshold"] = g.pick([1.2, 2.0, 5.0])
+            if g.r.random() < 0.6:
+                cfg["rollout_is_threshold_lower"] = g.pick([0.5, 0.8, 0.95])
+            cfg["rollout_is_batch_normalize"] = g.r.random() < 0.4
+        elif kind == 1:  # TRL's
+            cfg["vllm_importance_sampling_mode"] = g.pick(["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"])
+            if g.r.random() < 0.5:
+                cfg["vllm_importance_sampling_clip_max"] = g.pick([1.5, 2.0])
+            if g.r.random() < 0.5:
+                cfg["vllm_importance_sampling_clip_min"] = g.pick([0.5, 0.9])
+        elif kind == 2:  # OpenRLHF's
+            cfg["is_correction_type"] = g.pick(["tis", "icepop", "seq-mask-tis"])
+            if g.r.random() < 0.5:
+                cfg["is_correction_threshold"] = g.pick([[0.8, 1.25], [0.5, 2.0]])
+        if kind == 3 or g.r.random() < 0.4:  # verl's divergence rules, chained
+            rules = [RS_KL[g.r.randrange(len(RS_KL))] for _ in range(g.r.randint(1, 3))]
+            cfg["rollout_rs"] = ",".join(o for o, _ in rules)
+            cfg["rollout_rs_threshold"] = ",".join(t for _, t in rules)
+        if g.r.random() < 0.3:  # SkyRL's outlier-token sequence mask
+            cfg["outlier_token_is_threshold_low"] = g.pick([0.0, 0.5])
+            cfg["outlier_token_is_threshold_high"] = g.pick([2.0, 1.5])
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.3:
+            req["ref_logp"] = [[num(x + g.u(-1, 1)) for x in row] for row in req["logp"]]
+            cfg["kl_coef"] = 0.05
+        if g.r.random() < 0.25:
+            req["token_weights"] = g.mat(B, T, 0, 2)
+        cases.append(req)
+    return cases
+
+
+def policy_unbiased_kl_cases(g):
+    """DeepSeek-V3.2's IS-corrected KL (TRL use_bias_correction_kl) with
+    every estimator, clamp, loss mode of token-level ratios, and proximal
+    log-probs."""
+    cases = []
+    for k in range(30):
+        B, T = g.pick([(1, 1), (2, 3)]) if k < 2 else g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.u(-1.5, 1.5)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.04, 0.5])
+        cfg["use_bias_correction_kl"] = True
+        cfg["kl_estimator"] = g.pick(["k1", "k2", "k3", "low_var_kl", "abs", "k3+"])
+        if g.r.random() < 0.3:
+            cfg["kl_clamp"] = 0.3
+        if g.r.random() < 0.3:
+            cfg["loss_mode"] = g.pick(["cispo", "sapo", "gpg"])
+        if g.r.random() < 0.25:
+            req["prox_logp"] = [[num(x + g.u(-0.5, 0.5)) for x in row] for row in req["old_logp"]]
+        if g.r.random() < 0.2:
+            b, t = g.r.randrange(B), g.r.randrange(T)
+            req["mask"][b][t] = 1
+            req["old_logp"][b][t] = num(req["logp"][b][t] + 25.0)
+        if g.r.random() < 0.3:
+            req["preset"] = "trl"
+        cases.append(req)
+    for k in range(12):  # the sequence level (TRL's coef_1 of the sequence)
+        B, T = g.shape()
+        req = _policy_base(g, B, T)
+        cfg = req["config"]
+        cfg["agg"] = AGGS[k % len(AGGS)]
+        req["ref_logp"] = [[num(x + g.u(-1.5, 1.5)) for x in row] for row in req["logp"]]
+        cfg["kl_coef"] = g.pick([0.04, 0.5])
+        cfg["use_bias_correction_kl"] = True
+        cfg["kl_estimator"] = g.pick(["k1", "k2", "k3", "k3+"])
+        if k % 2:
+            cfg["ratio_level"] = "sequence"
+        else:
+            cfg["loss_mode"] = "gspo"
+        if g.r.random() < 0.5:
+            req["preset"] = "trl"
+        cases.append(req)
+    return cases
 
 
 def policy_agg_cases(g):
@@ -774,6 +1011,40 @@ def appo_cases(g):
     return cases
 
 
+def multi_reward_cases(g):
+    """Several reward functions per completion (one binary, one of wide
+    spread, one often tied), combined both ways, with weights, groups by
+    size or by id, groups of one and groups whose rewards are all equal."""
+    cases = []
+    for k in range(40):
+        size = g.pick([1, 2, 4, 5]) if k > 2 else 4
+        groups = g.r.randint(1, 4)
+        n, K = size * groups, g.r.randint(1, 3)
+        rows = []
+        for _ in range(n):
+            row = [float(g.r.random() < 0.5), g.u(-50, 50), g.pick([0.0, 1.0, 1.0])][:K]
+            rows.append(row)
+        if g.r.random() < 0.2:  # a group with every reward equal
+            for i in range(size):
+                rows[i] = list(rows[0])
+        req = {"op": "multi_reward_advantages", "rewards_per_func": rows,
+               "config": {"multi_objective_aggregation": ["sum_then_normalize", "normalize_then_sum"][k % 2]}}
+        if g.r.random() < 0.5:
+            req["reward_weights"] = [g.pick([1.0, 0.5, 2.0, -1.0]) for _ in range(K)]
+        if g.r.random() < 0.3:
+            req["config"]["preset"] = "trl"
+        if g.r.random() < 0.3:
+            req["config"]["std"] = "population"
+        if g.r.random() < 0.3:
+            ids = [i // size for i in range(n)]
+            g.r.shuffle(ids)
+            req["group_ids"] = ids
+        else:
+            req["group_size"] = size
+        cases.append(req)
+    return cases
+
+
 SUITES = {
     "policy_loss": (policy_cases, 1),
     "value_loss": (value_cases, 2),
@@ -784,6 +1055,7 @@ SUITES = {
     "offpolicy_advantages": (offpolicy_cases, 7),
     "appo_weights": (appo_cases, 8),
     "group_advantages_estimators": (group_estimator_cases, 9),
+    "multi_reward_advantages": (multi_reward_cases, 30),
 }
 
 

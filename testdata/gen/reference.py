@@ -28,9 +28,27 @@ def _t(rows):
 # ---------------------------------------------------------------- aggregation
 
 
-def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False):
+def _prompt_coef(mask, g):
+    """SkyRL's prompt_mean: 1 / (P * N_p) on the rows of prompt p (g rows
+    each), P the prompts with a valid token."""
+    lengths = mask.sum(dim=1)
+    B = mask.shape[0]
+    groups = [list(range(p, p + g)) for p in range(0, B, g)]
+    P = sum(1 for rows in groups if float(lengths[rows].sum()) > 0)
+    coef = torch.zeros(B)
+    for rows in groups:
+        n = float(lengths[rows].sum())
+        for b in rows:
+            if float(lengths[b]) > 0:
+                coef[b] = 1.0 / (P * n)
+    return coef
+
+
+def _row_coef(mask, mode, norm, token_count, norm_without_seqs=False, group_size=0):
     """Weight of one valid token of each row in the aggregate, so that
     agg(L) = sum_b coef[b] * sum_t L[b,t] m[b,t] (docs/spec.md#aggregation)."""
+    if mode in ("prompt-mean", "prompt_mean"):
+        return _prompt_coef(mask, group_size)
     lengths = mask.sum(dim=1)
     seqs = float((lengths > 0).sum())
     bprime = seqs
@@ -77,7 +95,32 @@ POLICY_DEFAULTS = {
     "rollout_rs": None, "rollout_rs_threshold": None, "rollout_rs_threshold_lower": None,
     "offpolicy_seq_mask_kl": 0.0, "agg_norm_without_seqs": False,
     "geo_mean_all_rows": False, "clip_cov_mean_eps": 0.0, "policy_seq_mean_token_mean": False,
+    "rollout_is_mode": "truncate", "rollout_is_threshold_lower": 0.0, "rollout_is_batch_normalize": False,
+    "outlier_token_is_threshold_low": 0.0, "outlier_token_is_threshold_high": 0.0,
+    "use_bias_correction_kl": False, "dppo_delta_low": 0.0, "dppo_delta_high": 0.0, "m2_threshold": 0.0,
+    "group_size": 0, "drop_zero_variance": False, "kl_input_clamp": 0.0,
+    "vespo_k_pos": 2.0, "vespo_lambda_pos": 3.0, "vespo_k_neg": 3.0, "vespo_lambda_neg": 2.0,
+    "vllm_importance_sampling_mode": None, "vllm_importance_sampling_clip_max": None,
+    "vllm_importance_sampling_clip_min": None, "is_correction_type": None, "is_correction_threshold": None,
 }
+
+
+def _peer_rollout(cfg):
+    """TRL's vllm_importance_sampling_* and OpenRLHF's is_correction_*
+    as rlpost's rollout_is fields (docs/conformance.md#policy_loss)."""
+    m = cfg["vllm_importance_sampling_mode"]
+    if m is not None:
+        level, mode = m.split("_")
+        cfg["rollout_is"], cfg["rollout_is_mode"] = level, mode
+        cfg["rollout_is_threshold"] = cfg["vllm_importance_sampling_clip_max"] or 3.0
+        if cfg["vllm_importance_sampling_clip_min"] is not None:
+            cfg["rollout_is_threshold_lower"] = cfg["vllm_importance_sampling_clip_min"]
+    t = cfg["is_correction_type"]
+    if t is not None:
+        cfg["rollout_is"] = "token"
+        cfg["rollout_is_mode"] = {"tis": "truncate", "icepop": "mask", "seq-mask-tis": "seq_mask_tis"}[t]
+        lo, hi = cfg["is_correction_threshold"] or [0.5, 5.0]
+        cfg["rollout_is_threshold_lower"], cfg["rollout_is_threshold"] = lo, hi
 
 
 # The base configurations of "preset" (ppo.VerlDefaults, ppo.TRLDefaults):
@@ -129,19 +172,23 @@ def _kl(logp, ref, cfg):
         return x
     if est in ("k2", "mse"):
         return 0.5 * x * x
+    c = cfg["kl_input_clamp"]
+    xc = torch.clamp(x, -c, c) if c > 0 else x  # the input clamp of k3, k3+
     if est == "k3":
-        return _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        return _clamp(torch.exp(-xc) + xc - 1.0, cfg["kl_clamp"])
     if est == "abs":
         return x.abs()
     if est == "low_var_kl":
         # verl's form: the log-ratio clamped to +-20, k3, its value clamped
         # to +-10 (to +-kl_clamp when that is set).
         neg = torch.clamp(ref - logp, -20.0, 20.0)
+        if c > 0:
+            neg = torch.clamp(neg, -c, c)
         k = torch.exp(neg) - neg - 1.0
         return _clamp(k, cfg["kl_clamp"] if cfg["kl_clamp"] > 0 else 10.0)
     if est == "k3+":
         # Straight through: k3's value, k2's gradient.
-        value = _clamp(torch.exp(-x) + x - 1.0, cfg["kl_clamp"])
+        value = _clamp(torch.exp(-xc) + xc - 1.0, cfg["kl_clamp"])
         k2 = 0.5 * x * x
         return k2 - k2.detach() + value.detach()
     raise ValueError("unknown kl_estimator " + est)
@@ -167,6 +214,7 @@ def policy_loss(req):
     cfg.update(req.get("config", {}))
     if req.get("preset") == "verl" and cfg["loss_mode"] == "gspo":
         cfg["loss_mode"] = "gspo_token"  # verl's gspo
+    _peer_rollout(cfg)
     mask = _t(req["mask"])
     logp = _t(req["logp"]).requires_grad_(True)
     old = _t(req["old_logp"])
@@ -186,6 +234,8 @@ def policy_loss(req):
         prox = torch.where(keep, _t(req["prox_logp"]), torch.zeros_like(old))
         weight = weight * _behave_weight(prox, old, cfg)
         base = prox
+    if cfg["m2_threshold"] > 0:
+        mask = _m2po(old, prox, mask, cfg["m2_threshold"])
     if "token_weights" in req:
         weight = weight * torch.where(keep, _t(req["token_weights"]), torch.zeros_like(old))
     if cfg["offpolicy_seq_mask_kl"] > 0:
@@ -196,8 +246,17 @@ def policy_loss(req):
         entropy = torch.where(keep, _t(req["entropy"]), torch.zeros_like(old)).requires_grad_(True)
         if cfg["entropy_top_ratio"] > 0:
             weight = weight * _top_entropy(entropy.detach(), mask, cfg["entropy_top_ratio"])
+    if cfg["drop_zero_variance"]:
+        # Groups (group_size rows, or single rows) whose valid advantages
+        # are all 0 leave the call.
+        g = cfg["group_size"] or 1
+        for p in range(0, mask.shape[0], g):
+            rows = slice(p, p + g)
+            if not bool(((adv[rows] != 0) & (mask[rows] > 0)).any()):
+                mask = mask.clone()
+                mask[rows] = 0.0
     coef = _row_coef(mask, cfg["agg"], cfg["agg_norm"], cfg["token_count"],
-                     norm_without_seqs=cfg["agg_norm_without_seqs"])
+                     norm_without_seqs=cfg["agg_norm_without_seqs"], group_size=cfg["group_size"])
     # policy_seq_mean_token_mean: the policy term alone seq-mean-token-mean.
     pcoef = _row_coef(mask, "seq-mean-token-mean", 0.0, 0.0) if cfg["policy_seq_mean_token_mean"] else coef
     delta = lp - base
@@ -216,7 +275,17 @@ def policy_loss(req):
         loss = _aggregate(_surrogate(ratio, adv, cfg) * weight, mask, pcoef)
     if cfg["kl_coef"] != 0:
         ref = torch.where(keep, _t(req["ref_logp"]), torch.zeros_like(old))
-        loss = loss + cfg["kl_coef"] * _aggregate(_kl(lp, ref, cfg), mask, coef)
+        kl = _kl(lp, ref, cfg)
+        if cfg["use_bias_correction_kl"]:
+            # DeepSeek-V3.2's IS-corrected KL: the ratio to old_logp, a
+            # function of logp (product rule); at the sequence level the
+            # sequence's ratio, as TRL's coef_1.
+            if cfg["ratio_level"] == "sequence" or mode == "gspo":
+                n = torch.clamp(mask.sum(dim=1, keepdim=True), min=1.0)
+                kl = kl * torch.exp(_clamp_logratio(((lp - old) * mask).sum(dim=1, keepdim=True) / n, cfg))
+            else:
+                kl = kl * torch.exp(_clamp_logratio(lp - old, cfg))
+        loss = loss + cfg["kl_coef"] * _aggregate(kl, mask, coef)
     if entropy is not None:
         loss = loss - cfg["entropy_coeff"] * _aggregate(entropy, mask, coef)
     loss.backward()
@@ -235,13 +304,51 @@ def _rollout_correction(log_ratio, mask, cfg):
     lengths = mask.sum(dim=1, keepdim=True)
     seq_sum = (log_ratio * mask).sum(dim=1, keepdim=True)
     weight = torch.ones_like(log_ratio)
+    lo, hi, mode = cfg["rollout_is_threshold_lower"], cfg["rollout_is_threshold"], cfg["rollout_is_mode"]
+
+    def bound(e):
+        if mode == "mask":  # IcePop / MIS: 0 outside, kept in the denominator
+            return torch.where((e >= lo) & (e <= hi), e, torch.zeros_like(e))
+        if mode == "seq_mask_tis":
+            return e
+        if mode != "truncate":
+            raise ValueError("unknown rollout_is_mode " + mode)
+        if lo > 0:
+            return torch.clamp(e, min=lo, max=hi)
+        return torch.clamp(e, max=hi)
+
     if cfg["rollout_is"] == "token":
-        weight = torch.clamp(safe(log_ratio), max=cfg["rollout_is_threshold"])
+        weight = bound(safe(log_ratio))
     elif cfg["rollout_is"] == "sequence":
-        weight = torch.clamp(safe(seq_sum), max=cfg["rollout_is_threshold"]).expand_as(log_ratio)
+        weight = bound(safe(seq_sum)).expand_as(log_ratio)
     elif cfg["rollout_is"] is not None:
         raise ValueError("unknown rollout_is " + cfg["rollout_is"])
+    if mode == "seq_mask_tis":
+        g = safe(seq_sum / torch.clamp(lengths, min=1.0))
+        weight = weight * ((g >= lo) & (g <= hi)).double()
+    if cfg["rollout_is_batch_normalize"]:
+        if cfg["rollout_is"] == "sequence":
+            rows = (lengths > 0).double()
+            mean = (weight[:, :1] * rows).sum() / rows.sum()
+        else:
+            mean = (weight * mask).sum() / mask.sum()
+        if mean > 1e-8:
+            weight = weight / mean
+    mask0 = mask
     rs = cfg["rollout_rs"]
+    if rs is not None and "_k" in rs:
+        mask = mask * _rollout_rs_kl(log_ratio, mask0, rs, cfg["rollout_rs_threshold"])
+        rs = None
+    low, high = cfg["outlier_token_is_threshold_low"], cfg["outlier_token_is_threshold_high"]
+    if low > 0 or high > 0:
+        e = safe(log_ratio)
+        out = torch.zeros_like(e, dtype=torch.bool)
+        if high > 0:
+            out = out | (e > high)
+        if low > 0:
+            out = out | (e < low)
+        bad = (out & (mask0 > 0)).any(dim=1, keepdim=True)
+        mask = mask * (~bad).double()
     if rs is not None:
         upper = cfg["rollout_rs_threshold"]
         lower = cfg["rollout_rs_threshold_lower"] or 1.0 / upper
@@ -255,6 +362,63 @@ def _rollout_correction(log_ratio, mask, cfg):
             raise ValueError("unknown rollout_rs " + rs)
         mask = mask * ((ratio >= lower) & (ratio <= upper)).double()
     return weight.detach(), mask
+
+
+def _rollout_rs_kl(log_ratio, mask, options, thresholds):
+    """verl's divergence-based rejection (rollout_corr_helper, rollout_rs
+    token_k1 ... seq_max_k3, chained: every option must pass): the keep
+    mask, 0 on rejected tokens or sequences."""
+    lc = torch.clamp(log_ratio, -20.0, 20.0)
+    stats = {"k1": -lc, "k2": 0.5 * lc * lc, "k3": torch.exp(lc) - 1.0 - lc}
+    opts = [o.strip() for o in options.split(",") if o.strip()]
+    specs = [x.strip() for x in str(thresholds).split(",") if x.strip()]
+    if len(specs) == 1:
+        specs = specs * len(opts)
+    n = torch.clamp(mask.sum(dim=1, keepdim=True), min=1.0)
+    keep = torch.ones_like(log_ratio)
+    for opt, spec in zip(opts, specs):
+        level, k = opt.rsplit("_", 1)
+        x = stats[k]
+        if k == "k1":
+            parts = spec.split("_")
+            upper = float(parts[-1])
+            lower = float(parts[0]) if len(parts) == 2 else 1.0 / upper
+            lo, hi = math.log(lower), math.log(upper)
+        else:
+            lo, hi = -math.inf, float(spec)
+        if level == "token":
+            v = x
+        elif level == "seq_sum":
+            v = (x * mask).sum(dim=1, keepdim=True)
+        elif level == "seq_mean":
+            v = (x * mask).sum(dim=1, keepdim=True) / n
+        elif level == "seq_max":
+            v = torch.where(mask > 0, x, torch.full_like(x, -math.inf)).max(dim=1, keepdim=True).values
+        else:
+            raise ValueError("unknown rollout_rs option " + opt)
+        keep = keep * ((v >= lo) & (v <= hi)).double().expand_as(x)
+    return keep
+
+
+def _m2po(old, prox, mask, tau):
+    """M2PO (AReaL m2_threshold): the valid tokens of largest
+    (old - prox)^2 leave the mask until the mean of the rest is below tau,
+    all but one if it never is; ties to the lower flat index."""
+    B, T = mask.shape
+    m2 = ((old - prox) ** 2).tolist()
+    toks = sorted((-m2[b][t], b * T + t) for b in range(B) for t in range(T) if mask[b][t] > 0)
+    n = len(toks)
+    if n == 0:
+        return mask
+    cut, suffix = n - 1, 0.0
+    for i in range(n - 1, -1, -1):
+        suffix += -toks[i][0]
+        if suffix / (n - i) < tau:
+            cut = i
+    out = mask.clone()
+    for _, k in toks[:cut]:
+        out[k // T][k % T] = 0.0
+    return out
 
 
 def _offpolicy_keep(sample, lp, adv, mask, delta):
@@ -332,6 +496,33 @@ def _policy_mode(mode, lp, delta, adv, mask, weight, coef, cfg):
         else:
             loss = -adv * ratio + torch.where(picked, cfg["ppo_kl_coef"] * delta.abs(), torch.zeros_like(delta))
         return _aggregate(loss * weight, mask, coef)
+    if mode == "vespo":
+        # VESPO (TRL loss_type vespo): -sg[phi(w)] * A * logp with the
+        # sequence weight w = exp(clamp(sum_t clamp(delta, +-20), ln 1e-8, 20)).
+        s = (torch.clamp(delta, -20.0, 20.0) * mask).sum(dim=1, keepdim=True).detach()
+        lw = torch.clamp(s, math.log(1e-8), 20.0)
+        pos = adv >= 0
+        k = torch.where(pos, torch.full_like(adv, cfg["vespo_k_pos"]), torch.full_like(adv, cfg["vespo_k_neg"]))
+        lam = torch.where(pos, torch.full_like(adv, cfg["vespo_lambda_pos"]),
+                          torch.full_like(adv, cfg["vespo_lambda_neg"])).clamp(min=1e-4)
+        phi = torch.exp(lam + k * lw - lam * torch.exp(lw)).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
+        return _aggregate(-phi * adv * lp * weight, mask, coef)
+    if mode in ("dppo_tv", "dppo_kl"):
+        # DPPO (arXiv 2602.04879, Eqs. 13-14): -r*A with a constant binary
+        # divergence mask between pi_theta and pi_old = exp(logp - delta).
+        ratio = torch.exp(_clamp_logratio(delta, cfg))
+        p = torch.exp(lp.detach())
+        q = torch.exp((lp - delta).detach())
+        diff = p - q
+        tv = mode == "dppo_tv"
+        lo_d = cfg["dppo_delta_low"] or (0.2 if tv else 0.05)
+        hi_d = cfg["dppo_delta_high"] or (0.2 if tv else 0.05)
+        if tv:
+            drop = ((adv > 0) & (diff > hi_d)) | ((adv < 0) & (-diff > lo_d))
+        else:
+            d = q * (torch.log(q) - torch.log(p)) + (1 - q) * torch.log((1 - q + 1e-8) / (1 - p + 1e-8))
+            drop = ((adv > 0) & (diff > 0) & (d > hi_d)) | ((adv < 0) & (diff < 0) & (d > lo_d))
+        return _aggregate(-ratio * adv * (~drop).double() * weight, mask, coef)
     raise ValueError("unknown loss_mode " + mode)
 
 
@@ -795,7 +986,33 @@ def _rows(x):
     return [[float(v) for v in row] for row in x.detach().tolist()]
 
 
+def multi_reward_advantages(req):
+    """TRL's multi_objective_aggregation: sum_then_normalize is GRPO on
+    the weighted sum; normalize_then_sum (GDPO, arXiv 2601.05242) normalises
+    each reward function within its groups, sums them with the weights and
+    normalises the sum over the batch (docs/spec.md#group-advantages)."""
+    cfg = {"scale": "group", "std": "unbiased", "eps": 1e-4 if req.get("config", {}).get("preset") == "trl" else 1e-6,
+           "multi_objective_aggregation": "sum_then_normalize"}
+    cfg.update({k: v for k, v in req.get("config", {}).items() if k != "preset"})
+    rows = req["rewards_per_func"]
+    K = len(rows[0])
+    w = req.get("reward_weights") or [1.0] * K
+    base = {k: req[k] for k in ("group_size", "group_ids") if k in req}
+    gcfg = {"scale": cfg["scale"], "std": cfg["std"], "eps": cfg["eps"]}
+    if cfg["multi_objective_aggregation"] == "sum_then_normalize":
+        rewards = [sum(wk * r for wk, r in zip(w, row)) for row in rows]
+        return group_advantages(dict(base, rewards=rewards, config=gcfg))
+    if cfg["multi_objective_aggregation"] != "normalize_then_sum":
+        raise ValueError("unknown multi_objective_aggregation")
+    total = [0.0] * len(rows)
+    for k in range(K):
+        a = group_advantages(dict(base, rewards=[row[k] for row in rows], config=gcfg))["advantages"]
+        total = [t + w[k] * x for t, x in zip(total, a)]
+    return group_advantages({"rewards": total, "group_size": len(total), "config": gcfg})
+
+
 OPS = {
+    "multi_reward_advantages": multi_reward_advantages,
     "policy_loss": policy_loss,
     "value_loss": value_loss,
     "group_advantages": group_advantages,

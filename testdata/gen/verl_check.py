@@ -10,10 +10,12 @@ The script holds none of verl's code: it reads verl/trainer/ppo/core_algos.py,
 verl/trainer/ppo/rollout_corr_helper.py and the masked reductions of
 verl/utils/torch_functional.py from the checkout and runs them unmodified,
 with small stand-ins for the imports it does not need (omegaconf, the config
-dataclasses, DataProto). --rollout-corr names another rollout_corr_helper.py:
-verl's later releases replaced the ratio-bounded rejection levels `token`,
-`sequence`, `geometric` (which rlpost implements) by KL-based options, so the
-rejection cases need a helper of that API (verl up to December 2025).
+dataclasses, DataProto). With the checkout's own helper (verl's current
+API) the rollout cases draw its divergence-based rollout_rs options
+(token_k1 ... seq_max_k3, chained, thresholds in verl's string form) and
+rollout_is_batch_normalize; --rollout-corr names an older
+rollout_corr_helper.py (verl up to December 2025) whose ratio-bounded
+levels `token`, `sequence`, `geometric` the cases then draw instead.
 
 What it compares, per random case:
 
@@ -79,6 +81,14 @@ SKIP_MODES = {"bypass_mode"}
 # loss_agg_mode tells the two aggregations apart. (geo_mean's mean over all
 # rows is the preset's geo_mean_all_rows.)
 POLICY_AGG_FIXED = {"gspo", "sapo"}
+# verl's current divergence-based rejection options with thresholds that
+# reject some of the drawn cases and keep others ("lower_upper" for k1).
+RS_KL = {
+    "token_k1": ["0.5_2.0", "1.5", "0.9_1.2"], "token_k2": ["0.02", "0.5"], "token_k3": ["0.05", "1.0"],
+    "seq_sum_k1": ["0.3_3.0", "2.0"], "seq_sum_k2": ["0.1", "2.0"], "seq_sum_k3": ["0.1", "3.0"],
+    "seq_mean_k1": ["1.1", "0.5_1.5"], "seq_mean_k2": ["0.01", "0.3"], "seq_mean_k3": ["0.01", "0.3"],
+    "seq_max_k2": ["0.05", "1.0"], "seq_max_k3": ["0.05", "1.0"],
+}
 
 
 # ---------------------------------------------------------------- loading
@@ -173,7 +183,10 @@ class Gen:
     def pick(self, xs):
         return self.r.choice(xs)
 
-    def case(self, mode, agg):
+    def case(self, mode, agg, kl_rs=False):
+        """A random policy case; kl_rs: the helper has verl's current
+        divergence-based rollout_rs (and rollout_is_batch_normalize), not
+        the ratio levels."""
         r = self.r
         terms = mode in POLICY_AGG_FIXED
         B = r.choice([1, 1, 2, 3, 4, 5])
@@ -224,7 +237,18 @@ class Gen:
             if mode != "geo_mean" and r.random() < 0.7:
                 c["rollout_is"] = r.choice(["token", "sequence"])
                 c["rollout_is_threshold"] = r.choice([2.0, 1.2, 5.0])
-            if r.random() < 0.6:
+            if kl_rs:
+                if "rollout_is" in c and r.random() < 0.4:
+                    c["rollout_is_batch_normalize"] = True
+                if r.random() < 0.6:
+                    opts = [r.choice(list(RS_KL)) for _ in range(r.randint(1, 3))]
+                    opts = list(dict.fromkeys(opts))  # verl drops repeats
+                    c["rollout_rs"] = ",".join(opts)
+                    if len(opts) == 1 and not opts[0].endswith("k1") and r.random() < 0.5:
+                        c["rollout_rs_threshold"] = float(r.choice(RS_KL[opts[0]]))  # verl's number form
+                    else:
+                        c["rollout_rs_threshold"] = ",".join(r.choice(RS_KL[o]) for o in opts)
+            elif r.random() < 0.6:
                 c["rollout_rs"] = r.choice(["token", "sequence", "geometric"])
                 c["rollout_rs_threshold"] = r.choice([2.0, 1.5, 4.0])
                 if r.random() < 0.4:
@@ -249,6 +273,8 @@ def verl_run(ca, rc, ActorConfig, c):
                   rollout_is=c.get("rollout_is"), rollout_is_threshold=c.get("rollout_is_threshold", 2.0),
                   rollout_rs=c.get("rollout_rs"), rollout_rs_threshold=c.get("rollout_rs_threshold"))
         params = inspect.signature(rc.compute_rollout_correction_and_rejection_mask).parameters
+        if c.get("rollout_is_batch_normalize"):
+            kw["rollout_is_batch_normalize"] = True
         if "rollout_rs_threshold_lower" in params:
             kw["rollout_rs_threshold_lower"] = c.get("rollout_rs_threshold_lower")
         elif c.get("rollout_rs") in ("token", "sequence", "geometric"):
@@ -339,7 +365,7 @@ def rlpost_request(c):
     for k in ("agg_norm", "tau_pos", "tau_neg", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub",
               "kl_cov_ratio", "ppo_kl_coef", "kl_estimator", "kl_coef", "entropy_coeff",
               "rollout_is", "rollout_is_threshold", "rollout_rs", "rollout_rs_threshold",
-              "rollout_rs_threshold_lower"):
+              "rollout_rs_threshold_lower", "rollout_is_batch_normalize"):
         if k in c:
             cfg[k] = c[k]
     req = {"op": "policy_loss", "preset": "verl", "config": cfg}
@@ -378,10 +404,11 @@ def check_policy(ca, rc, ActorConfig, a, g, counts, verbose):
     """Every loss mode the checkout registers under every aggregation, with
     the KL, entropy and rollout-correction terms drawn at random."""
     modes = [m for m in ca.POLICY_LOSS_REGISTRY if m not in SKIP_MODES]
+    kl_rs = "rollout_rs_threshold_lower" not in inspect.signature(rc.compute_rollout_correction_and_rejection_mask).parameters
     for mode in modes:
         for agg in AGGS:
             for _ in range(a.cases):
-                c = g.case(mode, agg)
+                c = g.case(mode, agg, kl_rs)
                 try:
                     want = verl_run(ca, rc, ActorConfig, c)
                 except (NotImplementedError, ValueError, AssertionError) as e:
@@ -405,7 +432,12 @@ def check_policy(ca, rc, ActorConfig, a, g, counts, verbose):
                     rows.append(("KL estimator", c["kl_estimator"] + (" (verl raises; its intent)" if want["intent"] else "")))
                 for extra in ("rollout_is", "rollout_rs"):
                     if extra in c:
-                        rows.append(("rollout correction", "%s=%s" % (extra, c[extra])))
+                        value = c[extra]
+                        if extra == "rollout_rs" and "," in value:
+                            value = "chain of %d" % (value.count(",") + 1)
+                        rows.append(("rollout correction", "%s=%s" % (extra, value)))
+                if c.get("rollout_is_batch_normalize"):
+                    rows.append(("rollout correction", "rollout_is_batch_normalize"))
                 if "entropy" in c:
                     rows.append(("entropy bonus", "entropy_coeff"))
                 for cat, key in rows:

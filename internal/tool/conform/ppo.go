@@ -47,28 +47,29 @@ type PolicyLossRequest struct {
 		BehaveCap     float64 `json:"behave_cap"`
 		BehaveCapMode string  `json:"behave_cap_mode"`
 		// verl's names (docs/conformance.md#policy_loss).
-		LossMode               string  `json:"loss_mode"`
-		TauPos                 float64 `json:"tau_pos"`
-		TauNeg                 float64 `json:"tau_neg"`
-		LogRatioClampHighOnly  bool    `json:"logratio_clamp_high_only"`
-		ClipCovRatio           float64 `json:"clip_cov_ratio"`
-		ClipCovLB              float64 `json:"clip_cov_lb"`
-		ClipCovUB              float64 `json:"clip_cov_ub"`
-		ClipCovSeed            uint64  `json:"clip_cov_seed"`
-		ClipCovMeanEps         float64 `json:"clip_cov_mean_eps"`
-		GeoMeanAllRows         bool    `json:"geo_mean_all_rows"`
-		PolicySeqMeanTokenMean bool    `json:"policy_seq_mean_token_mean"`
-		KLCovRatio             float64 `json:"kl_cov_ratio"`
-		PPOKLCoef              float64 `json:"ppo_kl_coef"`
-		EntropyCoeff           float64 `json:"entropy_coeff"`
-		EntropyTopRatio        float64 `json:"entropy_top_ratio"`
-		RolloutIS              *string `json:"rollout_is"`
-		RolloutISThreshold     float64 `json:"rollout_is_threshold"`
-		RolloutRS              *string `json:"rollout_rs"`
-		RolloutRSThreshold     float64 `json:"rollout_rs_threshold"`
-		RolloutRSThresholdLow  float64 `json:"rollout_rs_threshold_lower"`
-		OffPolicySeqMaskKL     float64 `json:"offpolicy_seq_mask_kl"`
-		AggNormWithoutSeqs     bool    `json:"agg_norm_without_seqs"`
+		LossMode               string      `json:"loss_mode"`
+		TauPos                 float64     `json:"tau_pos"`
+		TauNeg                 float64     `json:"tau_neg"`
+		LogRatioClampHighOnly  bool        `json:"logratio_clamp_high_only"`
+		ClipCovRatio           float64     `json:"clip_cov_ratio"`
+		ClipCovLB              float64     `json:"clip_cov_lb"`
+		ClipCovUB              float64     `json:"clip_cov_ub"`
+		ClipCovSeed            uint64      `json:"clip_cov_seed"`
+		ClipCovMeanEps         float64     `json:"clip_cov_mean_eps"`
+		GeoMeanAllRows         bool        `json:"geo_mean_all_rows"`
+		PolicySeqMeanTokenMean bool        `json:"policy_seq_mean_token_mean"`
+		KLCovRatio             float64     `json:"kl_cov_ratio"`
+		PPOKLCoef              float64     `json:"ppo_kl_coef"`
+		EntropyCoeff           float64     `json:"entropy_coeff"`
+		EntropyTopRatio        float64     `json:"entropy_top_ratio"`
+		RolloutIS              *string     `json:"rollout_is"`
+		RolloutISThreshold     float64     `json:"rollout_is_threshold"`
+		RolloutRS              *string     `json:"rollout_rs"`
+		RolloutRSThreshold     rsThreshold `json:"rollout_rs_threshold"`
+		RolloutRSThresholdLow  float64     `json:"rollout_rs_threshold_lower"`
+		OffPolicySeqMaskKL     float64     `json:"offpolicy_seq_mask_kl"`
+		AggNormWithoutSeqs     bool        `json:"agg_norm_without_seqs"`
+		peerFields
 	} `json:"config"`
 }
 
@@ -154,7 +155,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		EntropyCoeff:           c.EntropyCoeff,
 		EntropyTopRatio:        c.EntropyTopRatio,
 		RolloutISThreshold:     c.RolloutISThreshold,
-		RolloutRSThreshold:     c.RolloutRSThreshold,
+		RolloutRSThreshold:     c.RolloutRSThreshold.v,
 
 		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
 		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,
@@ -186,11 +187,19 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		if l.name == nil {
 			continue
 		}
+		if l.name == c.RolloutRS && klRS(*c.RolloutRS) {
+			// verl's current rollout_rs: divergence options.
+			cfg.RolloutRSThreshold = 0
+			if cfg.RolloutRSKL, err = ppo.ParseRolloutRS(*c.RolloutRS, c.RolloutRSThreshold.raw); err != nil {
+				return in, cfg, err
+			}
+			continue
+		}
 		if *l.dst, err = ppo.ParseRolloutLevel(*l.name); err != nil {
 			return in, cfg, err
 		}
 	}
-	return in, cfg, nil
+	return in, cfg, c.peerFields.apply(&cfg)
 }
 
 // PolicyLossResponse is the answer to a policy_loss request.
