@@ -32,7 +32,7 @@ type policyCase struct {
 // aggregation with the token- and sequence-count overrides, and GSPO.
 func policyCases() []policyCase {
 	big := func(b, t int) (int, int) {
-		if emulated {
+		if smallShapes() {
 			return min(b, 12), min(t, 2500)
 		}
 		return b, t

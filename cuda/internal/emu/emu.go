@@ -39,6 +39,7 @@ static void emu_free(uintptr_t p) { free((void*)p); }
 static void emu_upload(uintptr_t dst, const void* src, size_t n) { memcpy((void*)dst, src, n); }
 static void emu_download(void* dst, uintptr_t src, size_t n) { memcpy(dst, (const void*)src, n); }
 static void emu_set(uintptr_t dst, int b, size_t n) { memset((void*)dst, b, n); }
+static void emu_copy(uintptr_t dst, uintptr_t src, size_t n) { memmove((void*)dst, (const void*)src, n); }
 */
 import "C"
 
@@ -224,3 +225,6 @@ func Download(dst unsafe.Pointer, src uint64, n int64) {
 
 // Set sets n bytes at address dst to b.
 func Set(dst uint64, b byte, n int64) { C.emu_set(C.uintptr_t(dst), C.int(b), C.size_t(n)) }
+
+// Copy copies n bytes from address src to address dst.
+func Copy(dst, src uint64, n int64) { C.emu_copy(C.uintptr_t(dst), C.uintptr_t(src), C.size_t(n)) }
