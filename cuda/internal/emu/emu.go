@@ -78,7 +78,9 @@ type Library struct {
 // same copy of it.
 var launchMu sync.Mutex
 
-var kernelName = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
+// kernelName finds the kernels, with or without launch bounds
+// (common.cuh's BOUNDS(n) before the return type).
+var kernelName = regexp.MustCompile(`extern "C" __global__ (?:BOUNDS\(\d+\) )?void (\w+)\(`)
 
 // Compile builds the kernels of sources (file name → contents: the .cu
 // files and the headers they include) into a shared library in the user's
