@@ -1,5 +1,6 @@
 // Package cuda runs rlpost's hot loss and advantage paths on an NVIDIA GPU:
-// the clipped-surrogate policy loss with its gradient (ppo.PolicyLoss),
+// the policy loss with its gradient (ppo.PolicyLoss: every loss mode but
+// Clip-Cov and KL-Cov, with the entropy term and every KL estimator),
 // group advantages over contiguous groups (grpo.Advantages with
 // grpo.Contiguous), token GAE and Bi-Level GAE with optional whitening
 // (gae.Advantages, gae.BiLevel) and TAS weights (tas.Weights). Each takes

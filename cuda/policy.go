@@ -203,7 +203,11 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 			return ppo.Result{}, err
 		}
 	case cfg.LossMode == ppo.Vanilla:
-		if err := c.launch("policy_tokens", blocks, tokenArgs().
+		kernel := "policy_tokens"
+		if in.ProxLogp == nil && in.TokenWeights == nil {
+			kernel = "policy_tokens_lean"
+		}
+		if err := c.launch(kernel, blocks, tokenArgs().
 			ptr(at(partial)).ptr(at(rowbad))); err != nil {
 			return ppo.Result{}, err
 		}

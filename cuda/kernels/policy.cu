@@ -12,7 +12,8 @@
 //   policy_coef       one block: token and sequence counts, the aggregation
 //                     weight coef[b] of each row (ppo's rowWeights)
 //   policy_tokens     (vanilla, token ratio) blocks of LOSS_CHUNK tokens:
-//                     per-token loss, KL and gradient, block partial sums
+//                     per-token loss, KL and gradient, block partial sums;
+//                     policy_tokens_lean without prox_logp and token weights
 //   policy_mode_tokens (CISPO, SAPO, GPG) the same for the other per-token
 //                     surrogates: the rare paths stay out of policy_tokens
 //   policy_seq_tokens (GSPO, GSPO-token) the same at the row's sequence
@@ -456,24 +457,30 @@ extern "C" __global__ void policy_coef(const i64* rowlen, const i64* rowmask, i6
 // partial[(b·chunks + chunk)·NP …]. Problems lower rowbad[b] (keys grouped
 // by CPU block of 256 tokens, where ppo validates a block before it forms
 // its gradients).
-extern "C" __global__ BOUNDS(4) void policy_tokens(const float* logp, const float* old, const float* adv,
-                                                   const float* mask, const float* prox, const float* ref,
-                                                   const float* tw, float* grad, TOKEN_PARAMS,
-                                                   double* partial, u64* rowbad) {
+//
+// FULL compiles the decoupled-PPO behaviour weights and the token weights
+// in; policy_tokens_lean, without them, is the common call (and the
+// benchmark's), with fewer registers and so more blocks per SM.
+template <bool FULL>
+__device__ __forceinline__ void tokens(const float* logp, const float* old, const float* adv, const float* mask,
+                                       const float* prox, const float* ref, const float* tw, float* grad,
+                                       TOKEN_PARAMS, double* partial, u64* rowbad) {
+	if (!FULL) prox = tw = 0;
 	__shared__ double shd[THREADS];
 	i64 b = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
 	double c = coef[b];
-	double acc[NP];
-	for (int k = 0; k < NP; k++) acc[k] = 0;
-	acc[P_BEHAVE_MAX] = 1;
-	i64 high = 0, low = 0, dualn = 0;
+	// Scalars rather than an array of NP: the registers of this, the
+	// hottest kernel, decide its occupancy.
+	double policy = 0, kl = 0, negDelta = 0, ratios = 0, behave = 0, behaveMax = 1;
+	int high = 0, low = 0, dualn = 0;
 	i64 capped = 0;
 	u64 key = NO_PROBLEM;
+	const float* rowp = mask + b * T;
 	for (int k = 0; k < LOSS_PER; k++) {
 		i64 t = chunk * LOSS_CHUNK + k * THREADS + threadIdx.x;
 		if (t >= T) break;
 		i64 i = b * T + t;
-		if (mask[i] != 1.0f) {
+		if (rowp[t] != 1.0f) {
 			grad[i] = 0;
 			continue;
 		}
@@ -485,11 +492,11 @@ extern "C" __global__ BOUNDS(4) void policy_tokens(const float* logp, const floa
 		}
 		double base = prox ? p : o;
 		double d = l - base;
-		acc[P_NEG_DELTA] -= d;
+		negDelta -= d;
 		bool live;
 		d = log_ratio(d, clamp, clamp_lo, &live);
 		double ratio = exp(d);
-		acc[P_RATIO] += ratio;
+		ratios += ratio;
 		double g;
 		int clip;
 		double loss = surrogate(ratio, a, lo, hi, dual, &g, &clip);
@@ -500,15 +507,15 @@ extern "C" __global__ BOUNDS(4) void policy_tokens(const float* logp, const floa
 		double wt = 1;
 		if (prox) {
 			wt = behave_weight(p - o, cap_at, cap_to, &capped);
-			acc[P_BEHAVE] += wt;
-			acc[P_BEHAVE_MAX] = max_f64(acc[P_BEHAVE_MAX], wt);
+			behave += wt;
+			behaveMax = max_f64(behaveMax, wt);
 		}
 		if (tw) wt *= w;
-		acc[P_POLICY] += loss * wt;
+		policy += loss * wt;
 		double dl = -a * ratio * g * wt;
 		if (ref) {
 			double dk;
-			acc[P_KL] += kl_estimate(kl_est, l - r, kl_clamp, &dk);
+			kl += kl_estimate(kl_est, l - r, kl_clamp, &dk);
 			dl += beta * dk;
 		}
 		// + 0 turns the −0 of a clipped token into +0, as ppo does.
@@ -519,12 +526,39 @@ extern "C" __global__ BOUNDS(4) void policy_tokens(const float* logp, const floa
 		}
 		grad[i] = gv;
 	}
+	if (key != NO_PROBLEM) atomicMin(&rowbad[b], key);
+	double acc[NP];
+	for (int k = 0; k < NP; k++) acc[k] = 0;
+	acc[P_POLICY] = policy;
+	acc[P_KL] = kl;
+	acc[P_NEG_DELTA] = negDelta;
+	acc[P_RATIO] = ratios;
+	acc[P_BEHAVE] = behave;
+	acc[P_BEHAVE_MAX] = behaveMax;
 	acc[P_HIGH] = (double)high;
 	acc[P_LOW] = (double)low;
 	acc[P_DUAL] = (double)dualn;
 	acc[P_CAPPED] = (double)capped;
-	if (key != NO_PROBLEM) atomicMin(&rowbad[b], key);
 	block_partials(acc, shd, partial + (i64)blockIdx.x * NP);
+}
+
+extern "C" __global__ void policy_tokens(const float* logp, const float* old, const float* adv,
+                                                   const float* mask, const float* prox, const float* ref,
+                                                   const float* tw, float* grad, TOKEN_PARAMS,
+                                                   double* partial, u64* rowbad) {
+	tokens<true>(logp, old, adv, mask, prox, ref, tw, grad, T, chunks, lo, hi, dual, clamp, clamp_lo, beta,
+	             kl_est, kl_clamp, cap_at, cap_to, coef, pcoef, partial, rowbad);
+}
+
+// policy_tokens_lean is policy_tokens without prox_logp and token weights.
+// BOUNDS(5): at most 51 registers (ptxas 11.8, sm_90: 48, no spills; 84
+// for the one kernel before the split), five blocks per SM.
+extern "C" __global__ BOUNDS(5) void policy_tokens_lean(const float* logp, const float* old, const float* adv,
+                                                        const float* mask, const float* prox, const float* ref,
+                                                        const float* tw, float* grad, TOKEN_PARAMS,
+                                                        double* partial, u64* rowbad) {
+	tokens<false>(logp, old, adv, mask, prox, ref, tw, grad, T, chunks, lo, hi, dual, clamp, clamp_lo, beta,
+	              kl_est, kl_clamp, cap_at, cap_to, coef, pcoef, partial, rowbad);
 }
 
 // mode_loss is the per-token surrogate of CISPO, SAPO and GPG (ppo's
