@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/rlpost/rlpost/internal/tool/conform"
 	"github.com/rlpost/rlpost/internal/tool/golden"
 	"github.com/rlpost/rlpost/ppo"
@@ -439,18 +442,31 @@ func TestPolicyLossArguments(t *testing.T) {
 	}
 }
 
-// TestPolicyLossRefusesPolicySeqMeanTokenMean: the device kernels weigh
-// every term by one aggregation, so a policy term aggregated apart (verl's
-// gspo) is refused, not ignored.
-func TestPolicyLossRefusesPolicySeqMeanTokenMean(t *testing.T) {
+// TestPolicyLossRefusesWhatItLacks: the options the device kernels do not
+// compute are refused with ErrRange naming the field, not computed as
+// something else.
+func TestPolicyLossRefusesWhatItLacks(t *testing.T) {
 	c := device(t)
 	one, _ := tensor.FromSlice([]float32{1, 1}, 1, 2)
 	zero, _ := tensor.FromSlice([]float32{0, 0}, 1, 2)
-	in := ppo.Inputs[float32]{Logp: zero, OldLogp: zero, Advantages: one, Mask: one}
-	cfg := ppo.DefaultConfig()
-	cfg.RatioLevel, cfg.PolicySeqMeanTokenMean = ppo.SequenceRatio, true
-	_, err := c.PolicyLoss(output(t, c, 1, 2), uploadPolicy(t, c, in), cfg)
-	if !errors.Is(err, tensor.ErrRange) || !strings.Contains(err.Error(), "PolicySeqMeanTokenMean") {
-		t.Fatalf("err = %v, want the option refused", err)
+	in := ppo.Inputs[float32]{Logp: zero, OldLogp: zero, Advantages: one, Mask: one, Entropy: one}
+	for _, tc := range []struct {
+		field string
+		cfg   func(*ppo.Config)
+	}{
+		{"Config.LossMode", func(c *ppo.Config) { c.LossMode = ppo.ClipCov }},
+		{"Config.LossMode", func(c *ppo.Config) { c.LossMode = ppo.KLCov }},
+		{"Config.EntropyTopRatio", func(c *ppo.Config) { c.EntropyTopRatio = 0.2 }},
+		{"Config.RolloutIS", func(c *ppo.Config) { c.RolloutIS = ppo.RolloutToken }},
+		{"Config.OffPolicySeqMaskKL", func(c *ppo.Config) { c.OffPolicySeqMaskKL = 0.1 }},
+	} {
+		cfg := ppo.DefaultConfig()
+		tc.cfg(&cfg)
+		require.NoError(t, cfg.Validate(), tc.field)
+		_, err := c.PolicyLoss(output(t, c, 1, 2), uploadPolicy(t, c, in), cfg)
+		var ae *tensor.ArgError
+		require.ErrorAs(t, err, &ae, tc.field)
+		assert.Equal(t, tc.field, ae.Arg)
+		assert.ErrorIs(t, err, tensor.ErrRange)
 	}
 }
