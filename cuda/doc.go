@@ -58,8 +58,9 @@
 // A Context owns a device context and a goroutine locked to an OS thread
 // on which every driver call runs; its methods are safe for concurrent use
 // and run one at a time. Inputs live in Buffers ([B, T] float32 arrays on
-// the device): upload them once, run several ops on them, download what
-// you need. Errors name the argument and position as the CPU packages do
+// the device): upload them once, run several ops on them (the loss, the
+// advantages, GAE), move one op's output into another's input on the
+// device with Buffer.CopyFromBuffer, download what you need. Errors name the argument and position as the CPU packages do
 // (*tensor.ArgError); driver failures are wrapped with the call that
 // failed.
 //
