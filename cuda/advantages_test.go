@@ -21,7 +21,7 @@ import (
 // shapes are the batch shapes of the advantage tests: tiny rows, rows of
 // one tile and a bit (TILE = 2048), several tiles, and the big batch.
 func shapes() [][2]int {
-	if emulated {
+	if smallShapes() {
 		return [][2]int{{3, 1}, {5, 7}, {4, 2049}, {3, 5000}}
 	}
 	return [][2]int{{3, 1}, {5, 7}, {64, 2049}, {16, 20000}, {512, 8192}}
@@ -338,7 +338,7 @@ func groupCases() []struct {
 	binary bool
 } {
 	big := 512 * 8192
-	if emulated {
+	if smallShapes() {
 		big = 20000
 	}
 	return []struct {

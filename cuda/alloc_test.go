@@ -32,10 +32,20 @@ func TestWrappersAllocateNothing(t *testing.T) {
 	pcfg := rulecases.Config(rc, ppo.TokenRatio)
 	gcfg := gae.Config{Gamma: 1, Lambda: 0.95, Whiten: true}
 	bcfg := gae.BiLevelConfig{GammaToken: 1, LambdaToken: 0.95, GammaTurn: 1, LambdaTurn: 0.95}
+	// A rare mode with the entropy term: its own kernels, the same host path.
+	mdev := dev
+	mdev.Entropy, mdev.EntropyGrad = dev.Advantages, output(t, c, 1, T)
+	mcfg := pcfg
+	mcfg.LossMode, mcfg.EntropyCoeff = ppo.CISPO, 0.01
+	gcfgGeo := pcfg
+	gcfgGeo.LossMode = ppo.GeoMean
 	ops := map[string]func() error{
-		"PolicyLoss": func() error { _, err := c.PolicyLoss(grad, dev, pcfg); return err },
-		"GAE":        func() error { return c.GAE(adv, ret, dev.Logp, dev.OldLogp, dev.Mask, gcfg) },
-		"BiLevelGAE": func() error { return c.BiLevelGAE(adv, ret, dev.Logp, dev.OldLogp, dev.Mask, turnEnd, bcfg) },
+		"PolicyLoss":        func() error { _, err := c.PolicyLoss(grad, dev, pcfg); return err },
+		"PolicyLossEntropy": func() error { _, err := c.PolicyLoss(grad, mdev, mcfg); return err },
+		"PolicyLossGeoMean": func() error { _, err := c.PolicyLoss(grad, dev, gcfgGeo); return err },
+		"CopyFromBuffer":    func() error { return ret.CopyFromBuffer(adv) },
+		"GAE":               func() error { return c.GAE(adv, ret, dev.Logp, dev.OldLogp, dev.Mask, gcfg) },
+		"BiLevelGAE":        func() error { return c.BiLevelGAE(adv, ret, dev.Logp, dev.OldLogp, dev.Mask, turnEnd, bcfg) },
 		"GroupAdvantages": func() error {
 			_, err := c.GroupAdvantages(adv, dev.Logp, 16, grpo.DefaultConfig())
 			return err

@@ -20,4 +20,10 @@ type PolicyInputs struct {
 	// ProxLogp (decoupled PPO), RefLogp (KL term) and TokenWeights (TAS,
 	// APPO, any weighting ≥ 0) are optional: nil when absent.
 	ProxLogp, RefLogp, TokenWeights *Buffer
+	// Entropy is the per-token entropy of π_θ (ppo.Inputs.Entropy):
+	// required with Config.EntropyCoeff ≠ 0 or an EntropyGrad destination.
+	Entropy *Buffer
+	// EntropyGrad, if given, is an output: PolicyLoss writes dLoss/dentropy
+	// there, as ppo.Inputs.EntropyGrad.
+	EntropyGrad *Buffer
 }

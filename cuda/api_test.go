@@ -28,5 +28,6 @@ var (
 	_ func(*Buffer) int                                                                             = (*Buffer).Len
 	_ func(*Buffer, []float32) error                                                                = (*Buffer).CopyFrom
 	_ func(*Buffer, []float32) error                                                                = (*Buffer).Download
+	_ func(*Buffer, *Buffer) error                                                                  = (*Buffer).CopyFromBuffer
 	_ func(*Buffer) error                                                                           = (*Buffer).Free
 )

@@ -142,6 +142,23 @@ func (b *cuBackend) download(dst unsafe.Pointer, src devptr, n int64) error {
 	return nil
 }
 
+// copyDevice copies on the stream, ordered with the kernels; it does not
+// wait (sync does).
+func (b *cuBackend) copyDevice(dst, src devptr, n int64) error {
+	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), n, b.stream); err != nil {
+		return fmt.Errorf("cuda: cuMemcpyDtoDAsync(%d bytes): %w", n, err)
+	}
+	return nil
+}
+
+// sync waits for everything queued on the stream.
+func (b *cuBackend) sync() error {
+	if err := b.stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda: cuStreamSynchronize: %w", err)
+	}
+	return nil
+}
+
 func (b *cuBackend) memset(dst devptr, v byte, n int64) error {
 	if err := cu.MemsetD8Async(cu.DevicePtr(dst), v, n, b.stream); err != nil {
 		return fmt.Errorf("cuda: cuMemsetD8Async(%d bytes): %w", n, err)

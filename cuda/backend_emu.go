@@ -77,6 +77,13 @@ func (e *emuBackend) download(dst unsafe.Pointer, src devptr, n int64) error {
 	return nil
 }
 
+func (e *emuBackend) copyDevice(dst, src devptr, n int64) error {
+	emu.Copy(uint64(dst), uint64(src), n)
+	return nil
+}
+
+func (e *emuBackend) sync() error { return nil }
+
 func (e *emuBackend) memset(dst devptr, b byte, n int64) error {
 	emu.Set(uint64(dst), b, n)
 	return nil

@@ -193,3 +193,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDeviceCopy is the device's own copy rate, the denominator of
+// every "% of memory bandwidth" figure: one Buffer of the bench batch's
+// shape copied into another on the device (cuMemcpyDtoDAsync; 8 bytes a
+// token: read, write), as torch_bench.py's copy line measures torch's.
+func BenchmarkDeviceCopy(b *testing.B) {
+	benchOp(b, 8, func(c *cuda.Context, d *benchdata.Batch) func() error {
+		src := upload(b, c, d.Rewards)
+		dst := output(b, c, d.Shape.B, d.Shape.T)
+		return func() error { return dst.CopyFromBuffer(src) }
+	})
+}

@@ -39,6 +39,8 @@ type backend interface {
 	upload(dst devptr, src unsafe.Pointer, n int64) error
 	download(dst unsafe.Pointer, src devptr, n int64) error
 	memset(dst devptr, b byte, n int64) error
+	copyDevice(dst, src devptr, n int64) error
+	sync() error
 	launch(kernel string, blocks int, args []uint64) error
 	close() error
 }
@@ -373,12 +375,22 @@ type copyCall struct {
 	x    *Buffer
 	host []float32
 	up   bool
+	src  *Buffer // a device-to-device copy from src when set
 }
 
 func (p *copyCall) call(c *Context) error {
 	x := p.x
 	if err := x.usable(c, "x"); err != nil {
 		return fmt.Errorf("cuda: %w", err)
+	}
+	if p.src != nil {
+		if _, err := c.operands([]named{{name: "x", b: x}}, []named{{name: "src", b: p.src}}); err != nil {
+			return fmt.Errorf("cuda: %w", err)
+		}
+		if err := c.be.copyDevice(x.ptr, p.src.ptr, x.bytes()); err != nil {
+			return err
+		}
+		return c.be.sync()
 	}
 	if p.up {
 		return c.be.upload(x.ptr, unsafe.Pointer(&p.host[0]), x.bytes())
@@ -390,6 +402,18 @@ func (p *copyCall) call(c *Context) error {
 func (c *Context) copy(r copyCall) error {
 	_, err := run(c, &c.calls.copy, r)
 	return err
+}
+
+// CopyFromBuffer copies src, a Buffer of the same Context and shape, into
+// x on the device, and returns when the copy is done. It moves data
+// between ops without a trip through the host (an op's output as the next
+// op's input, say), and cuda/bench/device.sh times it as the device's
+// copy bandwidth, the denominator of its "% of memory bandwidth" figures.
+func (x *Buffer) CopyFromBuffer(src *Buffer) error {
+	if x == nil {
+		return fmt.Errorf("cuda: nil Buffer")
+	}
+	return x.c.copy(copyCall{x: x, src: src})
 }
 
 // Download copies x into dst (length B·T, row-major).

@@ -1,5 +1,6 @@
 // Package cuda runs rlpost's hot loss and advantage paths on an NVIDIA GPU:
-// the clipped-surrogate policy loss with its gradient (ppo.PolicyLoss),
+// the policy loss with its gradient (ppo.PolicyLoss: every loss mode but
+// Clip-Cov and KL-Cov, with the entropy term and every KL estimator),
 // group advantages over contiguous groups (grpo.Advantages with
 // grpo.Contiguous), token GAE and Bi-Level GAE with optional whitening
 // (gae.Advantages, gae.BiLevel) and TAS weights (tas.Weights). Each takes
@@ -57,8 +58,9 @@
 // A Context owns a device context and a goroutine locked to an OS thread
 // on which every driver call runs; its methods are safe for concurrent use
 // and run one at a time. Inputs live in Buffers ([B, T] float32 arrays on
-// the device): upload them once, run several ops on them, download what
-// you need. Errors name the argument and position as the CPU packages do
+// the device): upload them once, run several ops on them (the loss, the
+// advantages, GAE), move one op's output into another's input on the
+// device with Buffer.CopyFromBuffer, download what you need. Errors name the argument and position as the CPU packages do
 // (*tensor.ArgError); driver failures are wrapped with the call that
 // failed.
 //

@@ -19,6 +19,11 @@ var (
 	sharedCtxOnce sync.Once
 )
 
+// smallShapes reports whether the tests use their small batches: on the
+// emulator, and with -test.short on a device (cuda/bench/device.sh runs
+// compute-sanitizer that way, which slows every kernel a hundredfold).
+func smallShapes() bool { return emulated || testing.Short() }
+
 // device returns the Context the tests share. Without a usable device the
 // test binary has already exited through the probe (cuda tag); a device
 // this package cannot use (too old, say) skips the test.

@@ -13,13 +13,14 @@ import (
 
 // policyStatus mirrors struct policy_status of kernels/policy.cu.
 type policyStatus struct {
-	Policy, KLWeighted, KL, Ratio, NegDelta, Behave, BehaveMax float64
-	ClipHigh, ClipLow, Dual, Capped                            int64
-	Tokens, Seqs                                               int64
-	MaskRow, MaskCol                                           int64
-	CountError                                                 int64
-	BadRow                                                     int64
-	BadKey                                                     uint64
+	Policy, KLWeighted, EntropyWeighted, Entropy float64
+	KL, Ratio, NegDelta, Behave, BehaveMax       float64
+	ClipHigh, ClipLow, Dual, Capped              int64
+	Tokens, Seqs                                 int64
+	MaskRow, MaskCol                             int64
+	CountError                                   int64
+	BadRow                                       int64
+	BadKey                                       uint64
 }
 
 // Problem kinds of kernels/policy.cu, and the argument each names.
@@ -32,10 +33,14 @@ const (
 	policyBadTW
 	policyBadWeight
 	policyBadOverflow
+	policyBadEntropy
 )
 
 // policyPartials is NP of kernels/policy.cu: the partial sums per block.
-const policyPartials = 11
+const policyPartials = 12
+
+// geoSums is GEO_N of kernels/policy.cu: GMPO's sums per row.
+const geoSums = 5
 
 // PolicyLoss computes the clipped-surrogate policy loss of docs/spec.md#policy-losses on the
 // device, as ppo.PolicyLoss does for float32 storage, and writes
@@ -46,33 +51,36 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 	if err := cfg.Validate(); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
+	unsupported := func(field, what string) (ppo.Result, error) {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, field, nil,
+			"%s is not implemented by the device kernels; use ppo.PolicyLoss", what))
+	}
 	switch {
-	case cfg.KLEstimator > ppo.K3:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.KLEstimator", nil,
-			"%v is not implemented by the device kernels (k1, k2, k3 are); use ppo.PolicyLoss", cfg.KLEstimator))
-	case cfg.LossMode != ppo.Vanilla:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LossMode", nil,
-			"%v is not implemented by the device kernels (vanilla is, with RatioLevel for GSPO); use ppo.PolicyLoss", cfg.LossMode))
-	case cfg.EntropyCoeff != 0 || cfg.EntropyTopRatio > 0:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.EntropyCoeff", nil,
-			"entropy terms are not implemented by the device kernels; use ppo.PolicyLoss"))
+	case cfg.LossMode == ppo.ClipCov || cfg.LossMode == ppo.KLCov || cfg.LossMode == ppo.DPPOTV ||
+		cfg.LossMode == ppo.DPPOKL || cfg.LossMode == ppo.VESPO:
+		return unsupported("Config.LossMode", cfg.LossMode.String())
+	case cfg.EntropyTopRatio > 0:
+		return unsupported("Config.EntropyTopRatio", "top-ρ entropy masking")
 	case cfg.RolloutIS != ppo.RolloutOff || cfg.RolloutRS != ppo.RolloutOff:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.RolloutIS", nil,
-			"rollout correction is not implemented by the device kernels; use ppo.PolicyLoss"))
-	case cfg.OffPolicySeqMaskKL > 0 || cfg.NormWithoutSeqs:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
-			"off-policy sequence masking and NormWithoutSeqs are not implemented by the device kernels; use ppo.PolicyLoss"))
-	case cfg.PolicySeqMeanTokenMean:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.PolicySeqMeanTokenMean", nil,
-			"not implemented by the device kernels; use ppo.PolicyLoss"))
-	case cfg.LogRatioClampHighOnly:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.LogRatioClampHighOnly", nil,
-			"not implemented by the device kernels; use ppo.PolicyLoss"))
-	case cfg.KLUnbiased || cfg.KLInputClamp > 0 || cfg.M2POThreshold > 0 || cfg.Mode == ppo.PromptMean || cfg.DropZeroVariance ||
-		cfg.RolloutISMode != ppo.RolloutISTruncate || cfg.RolloutISThresholdLower > 0 || cfg.RolloutISBatchNormalize ||
-		cfg.RolloutRSKL != [ppo.MaxRolloutRSKL]ppo.RolloutRSRule{} || cfg.RolloutOutlierLow > 0 || cfg.RolloutOutlierHigh > 0:
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config", nil,
-			"the IS-corrected KL, the KL input clamp, M2PO, prompt-mean, DropZeroVariance and the two-sided rollout corrections are not implemented by the device kernels; use ppo.PolicyLoss"))
+		return unsupported("Config.RolloutIS", "rollout correction")
+	case cfg.OffPolicySeqMaskKL > 0:
+		return unsupported("Config.OffPolicySeqMaskKL", "off-policy sequence masking")
+	case cfg.KLUnbiased:
+		return unsupported("Config.KLUnbiased", "the IS-corrected KL")
+	case cfg.KLInputClamp > 0:
+		return unsupported("Config.KLInputClamp", "the KL input clamp")
+	case cfg.M2POThreshold > 0:
+		return unsupported("Config.M2POThreshold", "M2PO masking")
+	case cfg.Mode == ppo.PromptMean:
+		return unsupported("Config.Mode", "prompt-mean aggregation")
+	case cfg.DropZeroVariance:
+		return unsupported("Config.DropZeroVariance", "DropZeroVariance")
+	case cfg.RolloutISMode != ppo.RolloutISTruncate || cfg.RolloutISThresholdLower > 0 || cfg.RolloutISBatchNormalize:
+		return unsupported("Config.RolloutISMode", "two-sided rollout importance weights")
+	case cfg.RolloutRSKL != [ppo.MaxRolloutRSKL]ppo.RolloutRSRule{}:
+		return unsupported("Config.RolloutRSKL", "divergence-based rejection")
+	case cfg.RolloutOutlierLow > 0 || cfg.RolloutOutlierHigh > 0:
+		return unsupported("Config.RolloutOutlierLow", "the outlier-token sequence mask")
 	}
 	out, err := run(c, &c.calls.policy, policyCall{grad: grad, in: in, cfg: cfg})
 	return out.res, err
@@ -97,30 +105,49 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		{name: "logp", b: in.Logp}, {name: "old_logp", b: in.OldLogp}, {name: "advantages", b: in.Advantages},
 		{name: "mask", b: in.Mask}, {name: "prox_logp", b: in.ProxLogp, optional: true},
 		{name: "ref_logp", b: in.RefLogp, optional: true}, {name: "token_weights", b: in.TokenWeights, optional: true},
+		{name: "entropy", b: in.Entropy, optional: true},
 	}
 	shape, err := c.operands(nil, inputs)
 	if err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
+	geo := cfg.LossMode == ppo.GeoMean
+	if geo {
+		for _, x := range []named{inputs[4], inputs[6]} {
+			if x.b != nil {
+				return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, x.name, nil,
+					"not defined for loss mode geo_mean, whose loss is per sequence"))
+			}
+		}
+	}
 	if cfg.KLCoef != 0 && in.RefLogp == nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
 	}
-	if _, err := c.operands([]named{{name: "grad", b: grad}}, inputs); err != nil {
+	if in.Entropy == nil && (cfg.EntropyCoeff != 0 || in.EntropyGrad != nil) {
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "entropy", nil,
+			"missing, required with Config.EntropyCoeff = %v, Config.EntropyTopRatio = %v or an EntropyGrad destination", cfg.EntropyCoeff, cfg.EntropyTopRatio))
+	}
+	outputs := []named{{name: "grad", b: grad}, {name: "entropy_grad", b: in.EntropyGrad, optional: true}}
+	if _, err := c.operands(outputs, inputs); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
 	B, T := int64(shape.B), int64(shape.T)
 	chunks := (T + lossChunk - 1) / lossChunk
 	var l layout
 	rowlen, rowmask, rowdelta := l.take(8*B), l.take(8*B), l.take(8*B)
-	rowbad, coef := l.take(8*B), l.take(8*B)
+	rowbad, coef, pcoef := l.take(8*B), l.take(8*B), l.take(8*B)
+	rowgeo := l.take(8 * geoSums * B)
 	partial := l.take(8 * policyPartials * B * chunks)
 	status := l.take(int64(unsafe.Sizeof(policyStatus{})))
 	base, err := c.scratch(l.size)
 	if err != nil {
 		return ppo.Result{}, err
 	}
+	at := func(off int64) devptr { return base + devptr(off) }
 
-	seq := cfg.RatioLevel == ppo.SequenceRatio
+	// The rules of ppo (ppo/rules.go), resolved from the Config as ppo's
+	// Config.rules resolves them.
+	seq := cfg.RatioLevel == ppo.SequenceRatio || cfg.LossMode == ppo.GSPO || cfg.LossMode == ppo.GSPOToken
 	inf := math.Inf(1)
 	or := func(v, off float64) float64 {
 		if v == 0 {
@@ -129,6 +156,10 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		return v
 	}
 	clamp, dual, klClamp := or(cfg.LogRatioClamp, inf), or(cfg.DualClip, inf), or(cfg.KLClamp, inf)
+	clampLo := -clamp
+	if cfg.LogRatioClampHighOnly {
+		clampLo = math.Inf(-1)
+	}
 	capAt, capTo := inf, 0.0 // behaviour weights above capAt become capTo
 	if cfg.BehaveCap > 0 {
 		capAt = cfg.BehaveCap
@@ -138,50 +169,85 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 	}
 	klEst := int64(0)
 	if in.RefLogp != nil {
-		klEst = int64(cfg.KLEstimator) + 1
+		est := cfg.KLEstimator
+		if est == ppo.LowVarKL {
+			// low_var_kl is k3 clamped at 10 (unless KLClamp says otherwise).
+			est, klClamp = ppo.K3, or(cfg.KLClamp, 10)
+		}
+		klEst = int64(est) + 1
 	}
+	tauPos, tauNeg := or(cfg.SAPOTauPos, ppo.DefaultSAPOTauPos), or(cfg.SAPOTauNeg, ppo.DefaultSAPOTauNeg)
 
 	if err := c.launch("policy_rows", shape.B, c.newArgs().
 		buf(in.Mask).buf(in.Logp).buf(in.OldLogp).buf(in.Advantages).buf(in.ProxLogp).buf(in.RefLogp).buf(in.TokenWeights).
-		i64(T).flag(seq).ptr(base+devptr(rowlen)).ptr(base+devptr(rowmask)).ptr(base+devptr(rowdelta)).ptr(base+devptr(rowbad))); err != nil {
+		i64(T).flag(seq).flag(geo).f64(-cfg.ClipLow).f64(cfg.ClipHigh).
+		ptr(at(rowlen)).ptr(at(rowmask)).ptr(at(rowdelta)).ptr(at(rowgeo)).ptr(at(rowbad))); err != nil {
 		return ppo.Result{}, err
 	}
 	if err := c.launch("policy_coef", 1, c.newArgs().
-		ptr(base+devptr(rowlen)).ptr(base+devptr(rowmask)).i64(B).i64(T).i64(int64(cfg.Mode)).
-		f64(cfg.Norm).f64(cfg.TokenCount).f64(cfg.SeqCount).ptr(base+devptr(coef)).ptr(base+devptr(status))); err != nil {
+		ptr(at(rowlen)).ptr(at(rowmask)).i64(B).i64(T).i64(int64(cfg.Mode)).
+		f64(cfg.Norm).f64(cfg.TokenCount).f64(cfg.SeqCount).flag(cfg.NormWithoutSeqs).
+		flag(cfg.PolicySeqMeanTokenMean).flag(geo && cfg.GeoMeanAllRows).
+		ptr(at(coef)).ptr(at(pcoef)).ptr(at(status))); err != nil {
 		return ppo.Result{}, err
 	}
-	// The token kernels take the same arguments up to the row weights.
+	// The token kernels take the same arguments up to the row weights
+	// (TOKEN_PARAMS of kernels/policy.cu).
 	tokenArgs := func() *args {
 		return c.newArgs().
 			buf(in.Logp).buf(in.OldLogp).buf(in.Advantages).buf(in.Mask).buf(in.ProxLogp).buf(in.RefLogp).buf(in.TokenWeights).
-			buf(grad).i64(T).i64(chunks).f64(1 - cfg.ClipLow).f64(1 + cfg.ClipHigh).f64(dual).f64(clamp).
-			f64(cfg.KLCoef).i64(klEst).f64(klClamp).f64(capAt).f64(capTo).ptr(base + devptr(coef))
+			buf(grad).i64(T).i64(chunks).f64(1 - cfg.ClipLow).f64(1 + cfg.ClipHigh).f64(dual).f64(clamp).f64(clampLo).
+			f64(cfg.KLCoef).i64(klEst).f64(klClamp).f64(capAt).f64(capTo).ptr(at(coef)).ptr(at(pcoef))
 	}
 	blocks := int(B * chunks)
-	if seq {
+	switch {
+	case geo:
+		if err := c.launch("policy_geo_tokens", blocks, c.newArgs().
+			buf(in.Logp).buf(in.OldLogp).buf(in.Advantages).buf(in.Mask).buf(in.RefLogp).buf(grad).
+			i64(T).i64(chunks).f64(clamp).f64(clampLo).f64(-cfg.ClipLow).f64(cfg.ClipHigh).
+			f64(cfg.KLCoef).i64(klEst).f64(klClamp).ptr(at(coef)).ptr(at(pcoef)).ptr(at(rowlen)).
+			ptr(at(rowgeo)).ptr(at(partial)).ptr(at(rowbad))); err != nil {
+			return ppo.Result{}, err
+		}
+	case seq:
 		if err := c.launch("policy_seq_tokens", blocks, tokenArgs().
-			ptr(base+devptr(rowlen)).ptr(base+devptr(rowdelta)).ptr(base+devptr(partial))); err != nil {
+			flag(cfg.LossMode == ppo.GSPOToken).ptr(at(rowlen)).ptr(at(rowdelta)).ptr(at(partial))); err != nil {
 			return ppo.Result{}, err
 		}
 		if err := c.launch("policy_seq_grad", blocks, c.newArgs().
-			buf(in.Mask).buf(grad).i64(T).i64(chunks).f64(clamp).ptr(base+devptr(coef)).ptr(base+devptr(rowlen)).
-			ptr(base+devptr(rowdelta)).ptr(base+devptr(partial)).ptr(base+devptr(rowbad))); err != nil {
+			buf(in.Mask).buf(grad).i64(T).i64(chunks).f64(clamp).f64(clampLo).ptr(at(pcoef)).ptr(at(rowlen)).
+			ptr(at(rowdelta)).ptr(at(partial)).ptr(at(rowbad))); err != nil {
 			return ppo.Result{}, err
 		}
-	} else {
-		if err := c.launch("policy_tokens", blocks, tokenArgs().
-			ptr(base+devptr(partial)).ptr(base+devptr(rowbad))); err != nil {
+	case cfg.LossMode == ppo.Vanilla:
+		kernel := "policy_tokens"
+		if in.ProxLogp == nil && in.TokenWeights == nil {
+			kernel = "policy_tokens_lean"
+		}
+		if err := c.launch(kernel, blocks, tokenArgs().
+			ptr(at(partial)).ptr(at(rowbad))); err != nil {
+			return ppo.Result{}, err
+		}
+	default: // CISPO, SAPO, GPG
+		if err := c.launch("policy_mode_tokens", blocks, tokenArgs().
+			i64(int64(cfg.LossMode)).f64(tauPos).f64(tauNeg).ptr(at(partial)).ptr(at(rowbad))); err != nil {
+			return ppo.Result{}, err
+		}
+	}
+	if in.Entropy != nil {
+		if err := c.launch("policy_entropy", blocks, c.newArgs().
+			buf(in.Mask).buf(in.Entropy).buf(in.EntropyGrad).i64(T).i64(chunks).f64(cfg.EntropyCoeff).
+			ptr(at(coef)).ptr(at(partial)).ptr(at(rowbad))); err != nil {
 			return ppo.Result{}, err
 		}
 	}
 	if err := c.launch("policy_reduce", 1, c.newArgs().
-		i64(B).i64(chunks).flag(seq).f64(clamp).ptr(base+devptr(rowlen)).ptr(base+devptr(rowdelta)).
-		ptr(base+devptr(coef)).ptr(base+devptr(partial)).ptr(base+devptr(rowbad)).ptr(base+devptr(status))); err != nil {
+		i64(B).i64(chunks).flag(seq).flag(geo).f64(clamp).f64(clampLo).ptr(at(rowlen)).ptr(at(rowdelta)).
+		ptr(at(rowgeo)).ptr(at(coef)).ptr(at(pcoef)).ptr(at(partial)).ptr(at(rowbad)).ptr(at(status))); err != nil {
 		return ppo.Result{}, err
 	}
 	st := &c.host.policy
-	if err := c.be.download(unsafe.Pointer(st), base+devptr(status), int64(unsafe.Sizeof(*st))); err != nil {
+	if err := c.be.download(unsafe.Pointer(st), at(status), int64(unsafe.Sizeof(*st))); err != nil {
 		return ppo.Result{}, err
 	}
 	return c.policyResult(st, in, cfg)
@@ -209,13 +275,14 @@ func (c *Context) policyResult(st *policyStatus, in *PolicyInputs, cfg *ppo.Conf
 	var res ppo.Result
 	res.PolicyLoss = st.Policy
 	res.KLLoss = st.KLWeighted * cfg.KLCoef
-	res.Loss = res.PolicyLoss + res.KLLoss
+	res.EntropyBonus = st.EntropyWeighted * cfg.EntropyCoeff
+	res.Loss = res.PolicyLoss + res.KLLoss - res.EntropyBonus
 	if math.IsInf(res.Loss, 0) || math.IsNaN(res.Loss) {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "loss", nil,
 			"%v: the inputs overflow float64 (check ref_logp and the advantages, or set Config.KLClamp)", res.Loss))
 	}
 	res.Tokens, res.Sequences = int(st.Tokens), int(st.Seqs)
-	res.MaxBehaveWeight, res.MeanBehaveWeight = st.BehaveMax, 1
+	res.MaxBehaveWeight, res.MeanBehaveWeight, res.EntropyKeptFrac = st.BehaveMax, 1, 1
 	if st.Tokens > 0 {
 		n := float64(st.Tokens)
 		res.ClipFracHigh = float64(st.ClipHigh) / n
@@ -223,6 +290,7 @@ func (c *Context) policyResult(st *policyStatus, in *PolicyInputs, cfg *ppo.Conf
 		res.DualClipFrac = float64(st.Dual) / n
 		res.MeanRatio = st.Ratio / n
 		res.ApproxKL = st.NegDelta / n
+		res.Entropy = st.Entropy / n
 		if in.RefLogp != nil {
 			res.KL = st.KL / n
 		}
@@ -257,6 +325,8 @@ func (c *Context) policyProblem(b int, key uint64, in *PolicyInputs) error {
 		x, name = in.RefLogp, "ref_logp"
 	case policyBadTW:
 		x, name = in.TokenWeights, "token_weights"
+	case policyBadEntropy:
+		x, name = in.Entropy, "entropy"
 	default:
 		return fmt.Errorf("row %d: unknown problem key %#x", b, key)
 	}

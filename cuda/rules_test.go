@@ -29,7 +29,11 @@ func TestRulesOnDevice(t *testing.T) {
 			}
 			in := rulecases.To32(rulecases.Inputs(rc, n))
 			dev := uploadPolicy(t, c, in)
-			for _, level := range []ppo.RatioLevel{ppo.TokenRatio, ppo.SequenceRatio} {
+			levels := []ppo.RatioLevel{ppo.TokenRatio, ppo.SequenceRatio}
+			if rc.TokenLevel {
+				levels = levels[:1]
+			}
+			for _, level := range levels {
 				grad := output(t, c, 1, n)
 				res, err := c.PolicyLoss(grad, dev, rulecases.Config(rc, level))
 				require.NoError(t, err, "level %v", level)

@@ -71,6 +71,9 @@ func (x *Buffer) Len() int { return 0 }
 // CopyFrom returns ErrUnavailable.
 func (x *Buffer) CopyFrom(src []float32) error { return ErrUnavailable }
 
+// CopyFromBuffer returns ErrUnavailable.
+func (x *Buffer) CopyFromBuffer(src *Buffer) error { return ErrUnavailable }
+
 // Download returns ErrUnavailable.
 func (x *Buffer) Download(dst []float32) error { return ErrUnavailable }
 

@@ -17,6 +17,10 @@ package cuda (`cuda.test -test.bench .`, see cuda/README.md):
                device-to-device copy (read + write), the yardstick for
                "percent of memory bandwidth".
 
+With --compile the policy loss (forward and backward) and the group
+advantages run a second time through torch.compile (default mode), one JSON
+line each with the compile time; --no-gae leaves out the slow GAE loop.
+
 Times are medians over --iters timed calls after two warm-up calls, with
 torch.cuda.synchronize() around each; ns_per_token is over all B*T
 positions, as `rlpost bench` reports it. The batch is drawn like rlpost's
@@ -29,6 +33,7 @@ With --device cpu the same work runs on the CPU (torch's own threads,
 `rlpost bench -compare c`; the copy line is then a host memcpy.
 
 Usage: python3 torch_bench.py [--device cuda|cpu] [--threads N] [--B 512] [--T 8192] [--iters 20]
+                           [--compile] [--no-gae]
 """
 
 import argparse
@@ -121,6 +126,8 @@ def main():
     ap.add_argument("--gae-iters", type=int, default=3, help="timed calls of the (slow) GAE loop")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile of the loss and the group advantages")
+    ap.add_argument("--no-gae", action="store_true", help="skip the (slow) Python GAE loop")
     args = ap.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("torch sees no CUDA device")
@@ -143,14 +150,40 @@ def main():
     print(json.dumps({"op": "policy_loss", "impl": "torch eager, forward + backward", **common,
                       "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
 
-    s = timed(lambda: gae_loop(rewards, values, mask), args.gae_iters)
-    print(json.dumps({"op": "gae", "impl": "verl-style Python loop", **common,
-                      "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
+    if not args.no_gae:
+        s = timed(lambda: gae_loop(rewards, values, mask), args.gae_iters)
+        print(json.dumps({"op": "gae", "impl": "verl-style Python loop", **common,
+                          "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
 
     flat = rewards.reshape(-1)
     s = timed(lambda: group_advantages(flat), args.iters)
     print(json.dumps({"op": "group_advantages", "impl": "torch eager, groups of 16", **common,
                       "ns_per_token": s * 1e9 / n, "ms": s * 1e3}))
+
+    if args.compile:
+        compiled_loss = torch.compile(policy_loss)
+
+        def compiled_step():
+            leaf.grad = None
+            compiled_loss(leaf, old, ref, adv, mask).backward()
+
+        start = time.perf_counter()
+        compiled_step()  # compiles
+        sync()
+        compile_s = time.perf_counter() - start
+        s = timed(compiled_step, args.iters)
+        print(json.dumps({"op": "policy_loss", "impl": "torch.compile default, forward + backward", **common,
+                          "ns_per_token": s * 1e9 / n, "ms": s * 1e3, "GB_per_s_24B": 24 * n / s / 1e9,
+                          "compile_s": compile_s}))
+
+        compiled_groups = torch.compile(group_advantages)
+        start = time.perf_counter()
+        compiled_groups(flat)
+        sync()
+        compile_s = time.perf_counter() - start
+        s = timed(lambda: compiled_groups(flat), args.iters)
+        print(json.dumps({"op": "group_advantages", "impl": "torch.compile default, groups of 16", **common,
+                          "ns_per_token": s * 1e9 / n, "ms": s * 1e3, "compile_s": compile_s}))
 
     src = torch.empty(1 << 28, dtype=torch.float32, device=device)  # 1 GiB
     dst = torch.empty_like(src)

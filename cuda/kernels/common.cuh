@@ -19,6 +19,19 @@
 #include <float.h>
 #include <math.h>
 
+// NOINLINE keeps a rare path out of line on the device, so that its
+// registers do not count against the hot loop's; BOUNDS(n) promises the
+// compiler blocks of THREADS and asks for n resident blocks per SM, which
+// caps the registers per thread at 65536 / (n·THREADS). Both are no-ops in
+// the CPU emulator.
+#ifdef __CUDACC__
+#define NOINLINE __noinline__
+#define BOUNDS(n) __launch_bounds__(THREADS, n)
+#else
+#define NOINLINE
+#define BOUNDS(n)
+#endif
+
 typedef long long i64;
 typedef unsigned long long u64;
 

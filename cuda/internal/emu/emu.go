@@ -39,6 +39,7 @@ static void emu_free(uintptr_t p) { free((void*)p); }
 static void emu_upload(uintptr_t dst, const void* src, size_t n) { memcpy((void*)dst, src, n); }
 static void emu_download(void* dst, uintptr_t src, size_t n) { memcpy(dst, (const void*)src, n); }
 static void emu_set(uintptr_t dst, int b, size_t n) { memset((void*)dst, b, n); }
+static void emu_copy(uintptr_t dst, uintptr_t src, size_t n) { memmove((void*)dst, (const void*)src, n); }
 */
 import "C"
 
@@ -77,7 +78,9 @@ type Library struct {
 // same copy of it.
 var launchMu sync.Mutex
 
-var kernelName = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
+// kernelName finds the kernels, with or without launch bounds
+// (common.cuh's BOUNDS(n) before the return type).
+var kernelName = regexp.MustCompile(`extern "C" __global__ (?:BOUNDS\(\d+\) )?void (\w+)\(`)
 
 // Compile builds the kernels of sources (file name → contents: the .cu
 // files and the headers they include) into a shared library in the user's
@@ -224,3 +227,6 @@ func Download(dst unsafe.Pointer, src uint64, n int64) {
 
 // Set sets n bytes at address dst to b.
 func Set(dst uint64, b byte, n int64) { C.emu_set(C.uintptr_t(dst), C.int(b), C.size_t(n)) }
+
+// Copy copies n bytes from address src to address dst.
+func Copy(dst, src uint64, n int64) { C.emu_copy(C.uintptr_t(dst), C.uintptr_t(src), C.size_t(n)) }
