@@ -47,28 +47,28 @@ type PolicyLossRequest struct {
 		BehaveCap     float64 `json:"behave_cap"`
 		BehaveCapMode string  `json:"behave_cap_mode"`
 		// verl's names (docs/conformance.md#policy_loss).
-		LossMode               string  `json:"loss_mode"`
-		TauPos                 float64 `json:"tau_pos"`
-		TauNeg                 float64 `json:"tau_neg"`
-		LogRatioClampHighOnly  bool    `json:"logratio_clamp_high_only"`
-		ClipCovRatio           float64 `json:"clip_cov_ratio"`
-		ClipCovLB              float64 `json:"clip_cov_lb"`
-		ClipCovUB              float64 `json:"clip_cov_ub"`
-		ClipCovSeed            uint64  `json:"clip_cov_seed"`
-		ClipCovMeanEps         float64 `json:"clip_cov_mean_eps"`
-		GeoMeanAllRows         bool    `json:"geo_mean_all_rows"`
-		PolicySeqMeanTokenMean bool    `json:"policy_seq_mean_token_mean"`
-		KLCovRatio             float64 `json:"kl_cov_ratio"`
-		PPOKLCoef              float64 `json:"ppo_kl_coef"`
-		EntropyCoeff           float64 `json:"entropy_coeff"`
-		EntropyTopRatio        float64 `json:"entropy_top_ratio"`
-		RolloutIS              *string `json:"rollout_is"`
-		RolloutISThreshold     float64 `json:"rollout_is_threshold"`
-		RolloutRS              *string `json:"rollout_rs"`
-		RolloutRSThreshold     float64 `json:"rollout_rs_threshold"`
-		RolloutRSThresholdLow  float64 `json:"rollout_rs_threshold_lower"`
-		OffPolicySeqMaskKL     float64 `json:"offpolicy_seq_mask_kl"`
-		AggNormWithoutSeqs     bool    `json:"agg_norm_without_seqs"`
+		LossMode               string   `json:"loss_mode"`
+		TauPos                 float64  `json:"tau_pos"`
+		TauNeg                 float64  `json:"tau_neg"`
+		LogRatioClampHighOnly  bool     `json:"logratio_clamp_high_only"`
+		ClipCovRatio           float64  `json:"clip_cov_ratio"`
+		ClipCovLB              float64  `json:"clip_cov_lb"`
+		ClipCovUB              float64  `json:"clip_cov_ub"`
+		ClipCovSeed            uint64   `json:"clip_cov_seed"`
+		ClipCovMeanEps         float64  `json:"clip_cov_mean_eps"`
+		GeoMeanAllRows         bool     `json:"geo_mean_all_rows"`
+		PolicySeqMeanTokenMean bool     `json:"policy_seq_mean_token_mean"`
+		KLCovRatio             float64  `json:"kl_cov_ratio"`
+		PPOKLCoef              float64  `json:"ppo_kl_coef"`
+		EntropyCoeff           float64  `json:"entropy_coeff"`
+		EntropyTopRatio        float64  `json:"entropy_top_ratio"`
+		RolloutIS              *string  `json:"rollout_is"`
+		RolloutISThreshold     float64  `json:"rollout_is_threshold"`
+		RolloutRS              *string  `json:"rollout_rs"`
+		RolloutRSThreshold     *float64 `json:"rollout_rs_threshold"`
+		RolloutRSThresholdLow  *float64 `json:"rollout_rs_threshold_lower"`
+		OffPolicySeqMaskKL     float64  `json:"offpolicy_seq_mask_kl"`
+		AggNormWithoutSeqs     bool     `json:"agg_norm_without_seqs"`
 	} `json:"config"`
 }
 
@@ -154,9 +154,9 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		EntropyCoeff:           c.EntropyCoeff,
 		EntropyTopRatio:        c.EntropyTopRatio,
 		RolloutISThreshold:     c.RolloutISThreshold,
-		RolloutRSThreshold:     c.RolloutRSThreshold,
+		RolloutRSThreshold:     orZero(c.RolloutRSThreshold),
 
-		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
+		RolloutRSThresholdLower: orZero(c.RolloutRSThresholdLow),
 		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,
 	}
 	var err error
@@ -191,6 +191,15 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		}
 	}
 	return in, cfg, nil
+}
+
+// orZero is a field whose documented default is null: null or omitted
+// is the library's 0.
+func orZero(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
 }
 
 // PolicyLossResponse is the answer to a policy_loss request.
