@@ -47,7 +47,7 @@ func (c *Context) PolicyLoss(grad *Buffer, in PolicyInputs, cfg ppo.Config) (ppo
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
 	switch {
-	case cfg.KLEstimator > ppo.K3:
+	case cfg.KLEstimator != ppo.K1 && cfg.KLEstimator != ppo.K2 && cfg.KLEstimator != ppo.K3:
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "Config.KLEstimator", nil,
 			"%v is not implemented by the device kernels (k1, k2, k3 are); use ppo.PolicyLoss", cfg.KLEstimator))
 	case cfg.LossMode != ppo.Vanilla:
@@ -133,7 +133,14 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 	}
 	klEst := int64(0)
 	if in.RefLogp != nil {
-		klEst = int64(cfg.KLEstimator) + 1
+		switch cfg.KLEstimator { // the kernels' kl_est: 1, 2, 3 for k1, k2, k3
+		case ppo.K1:
+			klEst = 1
+		case ppo.K2:
+			klEst = 2
+		default:
+			klEst = 3
+		}
 	}
 
 	if err := c.launch("policy_rows", shape.B, c.newArgs().

@@ -65,14 +65,16 @@ func ParseRatioLevel(s string) (RatioLevel, error) {
 // docs/spec.md#kl-to-a-reference-policy).
 type KLEstimator int
 
+// The zero value is K3, the documented default, so that a Config written
+// as a literal with a KLCoef gets the GRPO paper's estimator.
 const (
+	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
+	// clamped only when Config.KLClamp > 0). The zero value.
+	K3 KLEstimator = iota
 	// K1: x; gradient 1 (verl "k1", alias "kl").
-	K1 KLEstimator = iota
+	K1
 	// K2: x²/2; gradient x (verl "k2", alias "mse").
 	K2
-	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
-	// clamped only when Config.KLClamp > 0).
-	K3
 	// LowVarKL is verl's "low_var_kl": K3 with its value clamped to ±10
 	// (±Config.KLClamp when that is set), no gradient where the clamp binds.
 	LowVarKL
@@ -84,7 +86,22 @@ const (
 	K3Plus
 )
 
-var klNames = [...]string{"k1", "k2", "k3", "low_var_kl", "abs", "k3+"}
+var klNames = [...]string{K3: "k3", K1: "k1", K2: "k2", LowVarKL: "low_var_kl", KLAbs: "abs", K3Plus: "k3+"}
+
+// kernelCode is the estimator's number in the policy kernels (internal/kernel
+// Policy.KL, the CUDA kernels' kl_est): 1, 2, 3 for k1, k2, k3, 0 for an
+// estimator they do not compute.
+func (k KLEstimator) kernelCode() int64 {
+	switch k {
+	case K1:
+		return 1
+	case K2:
+		return 2
+	case K3:
+		return 3
+	}
+	return 0
+}
 
 func (k KLEstimator) String() string { return enum.Name(klNames[:], int(k), "KLEstimator") }
 
@@ -261,7 +278,8 @@ type Config struct {
 	// KLCoef is β of the KL penalty to the reference policy (verl
 	// kl_loss_coef; TRL beta). 0 (default) turns it off.
 	KLCoef float64
-	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3.
+	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3, the
+	// zero value.
 	KLEstimator KLEstimator
 	// KLClamp, when > 0, clamps the K3 (and K3Plus, LowVarKL) value to
 	// ±KLClamp (verl clamps low_var_kl at 10); the gradient is 0 where the
@@ -310,7 +328,7 @@ func (c Config) Validate() error {
 		return bad("RatioLevel", "%d is not a RatioLevel", int(c.RatioLevel))
 	case !(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 1):
 		return bad("KLCoef", "%v, want a finite number ≥ 0", c.KLCoef)
-	case c.KLEstimator < K1 || c.KLEstimator > K3Plus:
+	case c.KLEstimator < K3 || c.KLEstimator > K3Plus:
 		return bad("KLEstimator", "%d is not a KLEstimator", int(c.KLEstimator))
 	case !(c.KLClamp >= 0) || math.IsInf(c.KLClamp, 1):
 		return bad("KLClamp", "%v, want a finite number ≥ 0", c.KLClamp)
