@@ -178,6 +178,13 @@ func (r Reduction) validate(prefix string) error {
 			return tensor.Errorf(tensor.ErrRange, prefix+f.name, nil, "%v, want a finite number ≥ 0", f.v)
 		}
 	}
+	if r.TokenCount > 0 && r.SeqCount == 0 && r.Mode != TokenMean && r.Mode != TokenSum {
+		// A micro-batching trainer that gives token-mean's count under a
+		// seq-mean mode would silently get micro-batch losses that do not
+		// add up; one that gives both counts whatever the mode is fine.
+		return tensor.Errorf(tensor.ErrRange, prefix+"TokenCount", nil,
+			"%v, but %v does not read it (it is token-mean's denominator); give SeqCount, the whole batch's sequence count, instead", r.TokenCount, r.Mode)
+	}
 	return nil
 }
 
