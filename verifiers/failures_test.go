@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/testkit/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/apitest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 	"github.com/stretchr/testify/assert"
@@ -68,7 +68,7 @@ func checkFailure(t *testing.T, name, prefix string, f failure) {
 // the failure table does not cover and the exempt list does not excuse.
 func checkCoverage(t *testing.T, dir string, covered map[string]failure, exempt map[string]string) {
 	t.Helper()
-	names, err := errwalk.ErrorFuncs(dir)
+	names, err := apitest.ErrorFuncs(dir)
 	require.NoError(t, err)
 	for _, n := range names {
 		_, ok := covered[n]

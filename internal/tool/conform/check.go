@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,6 +46,9 @@ func (e *FieldError) Error() string {
 // Unwrap returns the kind.
 func (e *FieldError) Unwrap() error { return e.Kind }
 
+// opPattern finds a request's op in text that does not parse.
+var opPattern = regexp.MustCompile(`"op"\s*:\s*"([a-z_]{1,40})"`)
+
 // maxDepth bounds the nesting of a request, so that a hostile one cannot
 // exhaust the stack; the deepest field of the contract is three lists.
 const maxDepth = 32
@@ -61,6 +65,13 @@ func check(b []byte, t reflect.Type) error {
 	p.space()
 	if err := p.value(t, "", 0); err != nil {
 		var fe *FieldError
+		if p.op == "" {
+			// "op" may come after the bad value (json.dumps(sort_keys)
+			// puts it late): find it without parsing.
+			if m := opPattern.FindSubmatch(b); m != nil {
+				p.op = string(m[1])
+			}
+		}
 		if p.op != "" && errors.As(err, &fe) {
 			return fmt.Errorf("%s: %w", p.op, err)
 		}
@@ -133,8 +144,8 @@ func want(t reflect.Type) string {
 }
 
 // nonFiniteHint is what a NaN or an infinity is told.
-const nonFiniteHint = "a non-finite value is an error, never a silent default; Python's json.dumps writes NaN and Infinity unless allow_nan=False, which finds them where they are made. " +
-	"The one spelling of −Inf is the string \"" + NegInf + "\", in a per-token field at a mask-0 position"
+const nonFiniteHint = "a non-finite value is an error, never a silent default (Python's json.dumps writes NaN and Infinity unless allow_nan=False; " +
+	"−Inf at a mask-0 position of a per-token field is spelt \"" + NegInf + "\")"
 
 // value parses one value at p.i against t.
 func (p *parser) value(t reflect.Type, path string, depth int) error {
@@ -151,6 +162,9 @@ func (p *parser) value(t reflect.Type, path string, depth int) error {
 		t = t.Elem()
 	}
 	c := p.b[p.i]
+	if t == tokensType && c != '[' && c != 'n' && c != 'N' && c != 'I' && c != '-' {
+		return &FieldError{Path: path, Kind: ErrType, Msg: "not " + want(t)}
+	}
 	switch {
 	case c == '{':
 		return p.object(t, path, depth)

@@ -84,7 +84,7 @@ func Run(req []byte) (any, error) {
 	}
 	resp, err := op(req)
 	var fe *FieldError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) && !strings.HasPrefix(err.Error(), head.Op+": ") {
 		err = fmt.Errorf("%s: %w", head.Op, err)
 	}
 	return resp, err
@@ -152,3 +152,23 @@ func (bs *batches) optional(name string, rows [][]float64) tensor.Batch[float64]
 
 // rows converts a batch to JSON rows.
 func rows(x tensor.Batch[float64]) [][]float64 { return tensor.Rows[float64](x) }
+
+// requests maps each op to its request type, for the checker and for the
+// failure-mode walker (internal/testkit/apitest), which sends every field
+// of every request a null, a NaN, a wrong type and an out-of-range value.
+var requests = map[string]reflect.Type{
+	"policy_loss":          reflect.TypeFor[PolicyLossRequest](),
+	"value_loss":           reflect.TypeFor[ValueLossRequest](),
+	"group_advantages":     reflect.TypeFor[GroupAdvantagesRequest](),
+	"gae":                  reflect.TypeFor[GAERequest](),
+	"bilevel_gae":          reflect.TypeFor[BiLevelGAERequest](),
+	"tas_weights":          reflect.TypeFor[TASWeightsRequest](),
+	"offpolicy_advantages": reflect.TypeFor[OffPolicyAdvantagesRequest](),
+	"appo_weights":         reflect.TypeFor[APPOWeightsRequest](),
+}
+
+// RequestType returns the Go type an op's request decodes into.
+func RequestType(op string) (reflect.Type, bool) {
+	t, ok := requests[op]
+	return t, ok
+}

@@ -1,8 +1,4 @@
-// Package errwalk lists the exported functions and methods of a package
-// that return an error, so that a package's failure-mode test can check
-// that it covers every one of them: a function added later without a
-// failure case fails that test instead of going unchecked.
-package errwalk
+package apitest
 
 import (
 	"fmt"
@@ -10,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -23,7 +20,7 @@ func ErrorFuncs(dir string) ([]string, error) {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, 0)
 	if err != nil {
-		return nil, fmt.Errorf("errwalk: %w", err)
+		return nil, fmt.Errorf("apitest: %w", err)
 	}
 	var names []string
 	for _, p := range pkgs {
@@ -66,4 +63,49 @@ func errorFunc(d ast.Decl) (string, bool) {
 		return "", false
 	}
 	return id.Name + "." + fd.Name.Name, true
+}
+
+// Field is one leaf of a JSON request: its path as the request spells it
+// ("config.clip_low") and its Go type.
+type Field struct {
+	Path string
+	Type reflect.Type
+}
+
+// Leaf types: a struct type named here is a value of its own (a per-token
+// field), not an object whose fields are walked.
+var leafStructs = map[string]bool{"Tokens": true}
+
+// JSONFields returns the leaf fields of the request type t, depth first in
+// declaration order, skipping "op".
+func JSONFields(t reflect.Type) []Field {
+	var out []Field
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			path := name
+			if prefix != "" {
+				path = prefix + "." + name
+			}
+			if path == "op" {
+				continue
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Struct && !leafStructs[ft.Name()] {
+				walk(ft, path)
+				continue
+			}
+			out = append(out, Field{Path: path, Type: ft})
+		}
+	}
+	walk(t, "")
+	return out
 }
