@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // ErrSnapshot is wrapped by every error about the contents of a snapshot:
@@ -136,6 +138,9 @@ func (s *state) size() uint64 {
 // slices are shared, not copied); Add and Sample go on while it encodes.
 // The drop function is not saved.
 func (b *Buffer) Snapshot(w io.Writer) error {
+	if w == nil {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "w", nil, "nil writer"))
+	}
 	s := b.state()
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
