@@ -54,7 +54,9 @@ type Config struct {
 	Estimator Estimator
 	Scale     Scale
 	Std       Std
-	// Eps is ε in the denominator, 1e-6 by default.
+	// Eps is ε in the denominator: DefaultConfig and the presets set it
+	// (1e-6, TRL 1e-4); 0, the zero value, is the GRPO paper's formula as
+	// printed, (r − mean)/std, a group of equal rewards getting 0.
 	Eps float64
 	// Singleton is the advantage of a group with one (scored) member:
 	// SingletonZero (the zero value) or SingletonReward (verl).

@@ -162,7 +162,8 @@ type Reduction struct {
 	// valid token) in the seq-mean modes, for the same reason.
 	SeqCount float64
 	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
-	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
+	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences,
+	// the default, false).
 	NormWithoutSeqs bool
 }
 
@@ -193,20 +194,25 @@ func (r Reduction) validate(prefix string) error {
 // which is never what anyone wants, so Validate (and every loss) rejects it.
 type Config struct {
 	// ClipLow is ε_low: the ratio is clipped from below at 1 − ClipLow
-	// (verl clip_ratio_low; TRL epsilon). Default 0.2.
+	// (verl clip_ratio_low; TRL epsilon). DefaultConfig sets 0.2; 0 is
+	// meaningful, a clip at 1 (no room below), so a Config written as a
+	// literal must set it. (The whole zero Config is an error.)
 	ClipLow float64
 	// ClipHigh is ε_high: the ratio is clipped from above at 1 + ClipHigh
 	// (verl clip_ratio_high; TRL epsilon_high; DAPO's clip-higher 0.28).
+	// DefaultConfig sets 0.2; 0 is meaningful, a clip at 1 (no room above).
 	ClipHigh float64
 	// DualClip is c > 1 of dual-clip PPO: for A < 0 the loss is at most
 	// −c·A (verl clip_ratio_c, 3.0 there; DAPO 10). 0 turns it off.
 	DualClip float64
 	// LogRatioClamp bounds logp − old_logp to ±LogRatioClamp before exp, so
 	// an outlier token cannot overflow the ratio; the gradient is 0 where
-	// the clamp binds. Default 20; 0 turns it off.
+	// the clamp binds. DefaultConfig sets 20; 0 (the zero value) turns it
+	// off, so a Config written as a literal has no clamp unless it sets one.
 	LogRatioClamp float64
 	// LogRatioClampHighOnly clamps the log-ratio from above only (verl's
-	// GSPO clamps the sequence log-ratio at 10 and not below).
+	// GSPO clamps the sequence log-ratio at 10 and not below); false
+	// (default) clamps both ways.
 	LogRatioClampHighOnly bool
 	// RatioLevel is TokenRatio (default) or SequenceRatio (GSPO).
 	RatioLevel RatioLevel
@@ -221,7 +227,8 @@ type Config struct {
 	// ClipCovHigh bound the covariance of the tokens it may pick (verl
 	// clip_cov_lb 1, clip_cov_ub 5; DefaultConfig sets them).
 	ClipCovRatio, ClipCovLow, ClipCovHigh float64
-	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens.
+	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens; 0 is
+	// a seed like any other.
 	ClipCovSeed uint64
 	// ClipCovMeanEps is added to N, the number of valid tokens, in the means
 	// μ_A and μ_logp of Clip-Cov's covariance. 0 (default) takes the exact

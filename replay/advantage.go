@@ -17,8 +17,9 @@ const DefaultStdFloor = 0.1
 
 // AdvantageConfig configures Advantages.
 type AdvantageConfig struct {
-	// Eps is ε of the denominator max(σ_off, StdFloor) + ε: 1e-6, as
-	// on-policy GRPO.
+	// Eps is ε of the denominator max(σ_off, StdFloor) + ε:
+	// DefaultAdvantageConfig sets 1e-6, as on-policy GRPO; 0 (the zero
+	// value) is Eq. 11 with no ε, which the floor keeps finite.
 	Eps float64
 	// StdFloor bounds Eq. 11: σ_off is raised to at least StdFloor, in
 	// the rewards' units, so that |A_off| ≤ |R − R̄|/StdFloor however
