@@ -229,6 +229,7 @@ func TestErrorDiscipline(t *testing.T) {
 		{"replay.Hinter.Hint NaN", second3(hinter.Hint(context.Background(), 1, nan)), tensor.ErrNonFinite, "kl", "replay: "},
 		{"replay.VCRS.Observe NaN", vcrs.Observe(1, nan), tensor.ErrNonFinite, "reward", "replay: "},
 		{"replay.VCRS.Quantile", second(vcrs.Quantile(2)), tensor.ErrRange, "p", "replay: "},
+		{"replay.Rewards length", replay.Rewards(make([]float64, 3), nil, make([]replay.Sampled, 2)), tensor.ErrShape, "rewards", "replay: "},
 		{"replay.VCRS.Histogram", vcrs.Histogram(make([]int, 2), 1, 0), tensor.ErrRange, "lo, hi", "replay: "},
 	}
 	checkCovered(t, cases)
