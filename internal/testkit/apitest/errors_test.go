@@ -210,6 +210,7 @@ func TestErrorDiscipline(t *testing.T) {
 		{"tensor.Packed decreasing", second(tensor.Packed([]float64{1, 2}, []int{0, 2, 1, 2})), tensor.ErrRange, "cu_seqlens", ""},
 		{"dense.CopyToBatch type", second(dense.CopyToBatch[float32](gtensor.New(gtensor.WithShape(1, 1), gtensor.WithBacking([]float64{1})))), tensor.ErrShape, "d", "dense: "},
 		{"gae.ApplyKLPenalty nil controller", second3(gae.ApplyKLPenalty(zeros(), zeros(), ones(), nil)), tensor.ErrRange, "ctl", "gae: "},
+		//lint:ignore SA1019 the deprecated name must keep working for a release
 		{"tas.ParseShape", second(tas.ParseShape("cubic")), tensor.ErrRange, "shape", "tas: "},
 		{"grpo.AdvantagesWith scored length", second(grpo.AdvantagesWith(make([]float64, 2), []float64{1, 0}, grpo.Contiguous(2), grpo.DefaultConfig(), grpo.Inputs[float64]{Scored: []bool{true}})), tensor.ErrShape, "Inputs.Scored", "grpo: "},
 		{"grpo.MaskTruncated length", second(grpo.MaskTruncated(ones(), []bool{true})), tensor.ErrShape, "truncated", "grpo: "},
