@@ -98,7 +98,10 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
 	}
 	if cfg.KLCoef != 0 && in.RefLogp == nil {
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
+	}
+	if cfg.KLCoef == 0 && in.RefLogp != nil { // as ppo.PolicyLoss: given but unread
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "ref_logp", nil, "given, but Config.KLCoef is 0, so it would be ignored; set KLCoef or leave RefLogp out"))
 	}
 	if _, err := c.operands([]named{{name: "grad", b: grad}}, inputs); err != nil {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", err)
