@@ -53,7 +53,10 @@ var opPattern = regexp.MustCompile(`"op"\s*:\s*"([a-z_]{1,40})"`)
 // exhaust the stack; the deepest field of the contract is three lists.
 const maxDepth = 32
 
-var tokensType = reflect.TypeOf(Tokens{})
+var (
+	tokensType  = reflect.TypeOf(Tokens{})
+	float64Type = reflect.TypeOf(float64(0))
+)
 
 // check parses the JSON text b and checks every value against t (nil for
 // any JSON), naming the path of the first value that is wrong. Every
@@ -63,7 +66,7 @@ var tokensType = reflect.TypeOf(Tokens{})
 func check(b []byte, t reflect.Type) error {
 	p := &parser{b: b}
 	p.space()
-	if err := p.value(t, "", 0); err != nil {
+	if err := p.value(t, 0); err != nil {
 		var fe *FieldError
 		if p.op == "" {
 			// "op" may come after the bad value (json.dumps(sort_keys)
@@ -90,7 +93,41 @@ type parser struct {
 	last int // where the last literal began
 	// op is the request's "op", once read, to name in an error.
 	op string
+	// stack is the path to the value being read: an object's key, or a
+	// list's index (key ""). The path is spelt out only for an error, so
+	// that checking allocates nothing per value.
+	stack []elem
 }
+
+type elem struct {
+	key   string
+	index int
+}
+
+func (p *parser) push(key string, index int) { p.stack = append(p.stack, elem{key, index}) }
+func (p *parser) pop()                       { p.stack = p.stack[:len(p.stack)-1] }
+
+// path spells the current path as the request does: "config.clip_low",
+// "logp[0][3]".
+func (p *parser) path() string {
+	var sb strings.Builder
+	for _, e := range p.stack {
+		if e.key == "" {
+			sb.WriteByte('[')
+			sb.WriteString(strconv.Itoa(e.index))
+			sb.WriteByte(']')
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(e.key)
+	}
+	return sb.String()
+}
+
+// inList reports whether the current value is a list's entry.
+func (p *parser) inList() bool { return len(p.stack) > 0 && p.stack[len(p.stack)-1].key == "" }
 
 func (p *parser) space() {
 	for p.i < len(p.b) {
@@ -103,15 +140,8 @@ func (p *parser) space() {
 	}
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func (p *parser) syntax(path, format string, a ...any) error {
-	return &FieldError{Path: path, Kind: ErrSyntax, Msg: fmt.Sprintf("offset %d: ", p.i) + fmt.Sprintf(format, a...)}
+func (p *parser) syntax(format string, a ...any) error {
+	return &FieldError{Path: p.path(), Kind: ErrSyntax, Msg: fmt.Sprintf("offset %d: ", p.i) + fmt.Sprintf(format, a...)}
 }
 
 // want describes what a value of type t must be.
@@ -148,12 +178,12 @@ const nonFiniteHint = "a non-finite value is an error, never a silent default (P
 	"−Inf at a mask-0 position of a per-token field is spelt \"" + NegInf + "\")"
 
 // value parses one value at p.i against t.
-func (p *parser) value(t reflect.Type, path string, depth int) error {
+func (p *parser) value(t reflect.Type, depth int) error {
 	if depth > maxDepth {
-		return &FieldError{Path: path, Kind: ErrSyntax, Msg: fmt.Sprintf("nested deeper than %d", maxDepth)}
+		return &FieldError{Path: p.path(), Kind: ErrSyntax, Msg: fmt.Sprintf("nested deeper than %d", maxDepth)}
 	}
 	if p.i >= len(p.b) {
-		return p.syntax(path, "unexpected end of input")
+		return p.syntax("unexpected end of input")
 	}
 	if t != nil && t.Kind() == reflect.Pointer {
 		if p.literal("null") {
@@ -163,15 +193,15 @@ func (p *parser) value(t reflect.Type, path string, depth int) error {
 	}
 	c := p.b[p.i]
 	if t == tokensType && c != '[' && c != 'n' && c != 'N' && c != 'I' && c != '-' {
-		return &FieldError{Path: path, Kind: ErrType, Msg: "not " + want(t)}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: "not " + want(t)}
 	}
 	switch {
 	case c == '{':
-		return p.object(t, path, depth)
+		return p.object(t, depth)
 	case c == '[':
-		return p.array(t, path, depth)
+		return p.array(t, depth)
 	case c == '"':
-		s, err := p.str(path)
+		s, err := p.str()
 		if err != nil {
 			return err
 		}
@@ -179,33 +209,33 @@ func (p *parser) value(t reflect.Type, path string, depth int) error {
 			return nil
 		}
 		if isNonFiniteName(s) {
-			return &FieldError{Path: path, Kind: ErrType, Msg: fmt.Sprintf("the string %q is not a number: %s", s, nonFiniteHint)}
+			return &FieldError{Path: p.path(), Kind: ErrType, Msg: fmt.Sprintf("the string %q is not a number: %s", s, nonFiniteHint)}
 		}
-		return &FieldError{Path: path, Kind: ErrType, Msg: fmt.Sprintf("the string %s is not %s", quoteShort(s), want(t))}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: fmt.Sprintf("the string %s is not %s", quoteShort(s), want(t))}
 	case c == '-' || c >= '0' && c <= '9':
-		return p.number(t, path)
+		return p.number(t)
 	case p.literal("true") || p.literal("false"):
 		if t == nil || t.Kind() == reflect.Bool || t.Kind() == reflect.Interface {
 			return nil
 		}
-		return &FieldError{Path: path, Kind: ErrType, Msg: fmt.Sprintf("%s is not %s", p.b[p.last:p.i], want(t))}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: fmt.Sprintf("%s is not %s", p.b[p.last:p.i], want(t))}
 	case p.literal("null"):
 		if t == nil || t.Kind() == reflect.Interface {
 			return nil
 		}
 		msg := "null is not " + want(t)
-		if !strings.HasSuffix(path, "]") {
+		if !p.inList() {
 			msg += "; omit the field to take its default"
 		}
-		return &FieldError{Path: path, Kind: tensor.ErrEmpty, Msg: msg}
+		return &FieldError{Path: p.path(), Kind: tensor.ErrEmpty, Msg: msg}
 	}
 	for _, w := range [...]string{"NaN", "Infinity", "nan", "inf", "Inf", "+Infinity"} {
 		if p.literal(w) {
-			return &FieldError{Path: path, Kind: tensor.ErrNonFinite, Msg: w + " is not a JSON number: " + nonFiniteHint}
+			return &FieldError{Path: p.path(), Kind: tensor.ErrNonFinite, Msg: w + " is not a JSON number: " + nonFiniteHint}
 		}
 	}
 	r, _ := utf8.DecodeRune(p.b[p.i:])
-	return p.syntax(path, "invalid character %q looking for a value", r)
+	return p.syntax("invalid character %q looking for a value", r)
 }
 
 // isNonFiniteName reports whether s spells a non-finite float the way
@@ -227,7 +257,7 @@ func quoteShort(s string) string {
 
 // literal consumes w if the input continues with it as a whole word.
 func (p *parser) literal(w string) bool {
-	if !strings.HasPrefix(string(p.b[p.i:min(len(p.b), p.i+len(w))]), w) {
+	if len(p.b)-p.i < len(w) || string(p.b[p.i:p.i+len(w)]) != w {
 		return false
 	}
 	end := p.i + len(w)
@@ -240,9 +270,9 @@ func (p *parser) literal(w string) bool {
 	return true
 }
 
-func (p *parser) object(t reflect.Type, path string, depth int) error {
+func (p *parser) object(t reflect.Type, depth int) error {
 	if t != nil && t.Kind() != reflect.Struct && t.Kind() != reflect.Map && t.Kind() != reflect.Interface {
-		return &FieldError{Path: path, Kind: ErrType, Msg: "an object is not " + want(t)}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: "an object is not " + want(t)}
 	}
 	p.i++ // {
 	p.space()
@@ -253,15 +283,16 @@ func (p *parser) object(t reflect.Type, path string, depth int) error {
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return p.syntax(path, "want a field name in quotes")
+			return p.syntax("want a field name in quotes")
 		}
-		key, err := p.str(path)
+		key, err := p.str()
 		if err != nil {
 			return err
 		}
+		p.push(key, 0)
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return p.syntax(join(path, key), "want ':' after the field name")
+			return p.syntax("want ':' after the field name")
 		}
 		p.i++
 		p.space()
@@ -273,20 +304,21 @@ func (p *parser) object(t reflect.Type, path string, depth int) error {
 		default:
 			f, ok := field(t, key)
 			if !ok {
-				return &FieldError{Path: join(path, key), Kind: ErrUnknown, Msg: "unknown field (docs/conformance.md lists the fields)"}
+				return &FieldError{Path: p.path(), Kind: ErrUnknown, Msg: "unknown field (docs/conformance.md lists the fields)"}
 			}
 			ft = f
 		}
 		at := p.i
-		if err := p.value(ft, join(path, key), depth+1); err != nil {
+		if err := p.value(ft, depth+1); err != nil {
 			return err
 		}
-		if path == "" && key == "op" && p.b[at] == '"' {
+		p.pop()
+		if len(p.stack) == 0 && key == "op" && p.b[at] == '"' {
 			p.op, _ = strconv.Unquote(string(p.b[at:p.i]))
 		}
 		p.space()
 		if p.i >= len(p.b) {
-			return p.syntax(path, "unexpected end of input in an object")
+			return p.syntax("unexpected end of input in an object")
 		}
 		switch p.b[p.i] {
 		case ',':
@@ -295,7 +327,7 @@ func (p *parser) object(t reflect.Type, path string, depth int) error {
 			p.i++
 			return nil
 		default:
-			return p.syntax(path, "want ',' or '}' after a field")
+			return p.syntax("want ',' or '}' after a field")
 		}
 	}
 }
@@ -318,7 +350,7 @@ func field(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
-func (p *parser) array(t reflect.Type, path string, depth int) error {
+func (p *parser) array(t reflect.Type, depth int) error {
 	var elem reflect.Type
 	tokens := t == tokensType
 	switch {
@@ -327,7 +359,7 @@ func (p *parser) array(t reflect.Type, path string, depth int) error {
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		elem = t.Elem()
 	default:
-		return &FieldError{Path: path, Kind: ErrType, Msg: "a list is not " + want(t)}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: "a list is not " + want(t)}
 	}
 	p.i++ // [
 	p.space()
@@ -340,26 +372,27 @@ func (p *parser) array(t reflect.Type, path string, depth int) error {
 	flat := tokens && p.b[p.i] != '['
 	for n := 0; ; n++ {
 		p.space()
-		at := fmt.Sprintf("%s[%d]", path, n)
+		p.push("", n)
 		var err error
 		switch {
 		case tokens && flat:
-			err = p.entry(at)
+			err = p.entry()
 		case tokens:
 			if p.i >= len(p.b) || p.b[p.i] != '[' {
-				err = &FieldError{Path: at, Kind: ErrType, Msg: "not a row: a per-token field is a list of rows, or with cu_seqlens one flat list, not both"}
+				err = &FieldError{Path: p.path(), Kind: ErrType, Msg: "not a row: a per-token field is a list of rows, or with cu_seqlens one flat list, not both"}
 				break
 			}
-			err = p.row(at, depth+1)
+			err = p.row(depth + 1)
 		default:
-			err = p.value(elem, at, depth+1)
+			err = p.value(elem, depth+1)
 		}
 		if err != nil {
 			return err
 		}
+		p.pop()
 		p.space()
 		if p.i >= len(p.b) {
-			return p.syntax(path, "unexpected end of input in a list")
+			return p.syntax("unexpected end of input in a list")
 		}
 		switch p.b[p.i] {
 		case ',':
@@ -368,15 +401,15 @@ func (p *parser) array(t reflect.Type, path string, depth int) error {
 			p.i++
 			return nil
 		default:
-			return p.syntax(path, "want ',' or ']' after a list entry")
+			return p.syntax("want ',' or ']' after a list entry")
 		}
 	}
 }
 
 // row parses one row of a Tokens field.
-func (p *parser) row(path string, depth int) error {
+func (p *parser) row(depth int) error {
 	if depth > maxDepth {
-		return &FieldError{Path: path, Kind: ErrSyntax, Msg: "nested too deep"}
+		return &FieldError{Path: p.path(), Kind: ErrSyntax, Msg: "nested too deep"}
 	}
 	p.i++ // [
 	p.space()
@@ -386,12 +419,14 @@ func (p *parser) row(path string, depth int) error {
 	}
 	for n := 0; ; n++ {
 		p.space()
-		if err := p.entry(fmt.Sprintf("%s[%d]", path, n)); err != nil {
+		p.push("", n)
+		if err := p.entry(); err != nil {
 			return err
 		}
+		p.pop()
 		p.space()
 		if p.i >= len(p.b) {
-			return p.syntax(path, "unexpected end of input in a list")
+			return p.syntax("unexpected end of input in a list")
 		}
 		switch p.b[p.i] {
 		case ',':
@@ -400,32 +435,35 @@ func (p *parser) row(path string, depth int) error {
 			p.i++
 			return nil
 		default:
-			return p.syntax(path, "want ',' or ']' after a list entry")
+			return p.syntax("want ',' or ']' after a list entry")
 		}
 	}
 }
 
 // entry parses one token of a Tokens field: a number, or the string NegInf.
-func (p *parser) entry(path string) error {
+func (p *parser) entry() error {
 	if p.i < len(p.b) && p.b[p.i] == '"' {
-		s, err := p.str(path)
+		s, err := p.str()
 		if err != nil {
 			return err
 		}
 		if s == NegInf {
 			return nil
 		}
-		return &FieldError{Path: path, Kind: ErrType, Msg: fmt.Sprintf("the string %s is not a number (the one string a per-token field takes is %q, −Inf, at a mask-0 position)", quoteShort(s), NegInf)}
+		return &FieldError{Path: p.path(), Kind: ErrType, Msg: fmt.Sprintf("the string %s is not a number (the one string a per-token field takes is %q, −Inf, at a mask-0 position)", quoteShort(s), NegInf)}
 	}
-	return p.value(reflect.TypeOf(float64(0)), path, maxDepth)
+	if p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+		return p.number(float64Type)
+	}
+	return p.value(float64Type, 0) // null, NaN, a list: its error
 }
 
-func (p *parser) number(t reflect.Type, path string) error {
+func (p *parser) number(t reflect.Type) error {
 	start := p.i
 	if p.b[p.i] == '-' {
 		p.i++
 		if p.literal("Infinity") || p.literal("inf") || p.literal("Inf") {
-			return &FieldError{Path: path, Kind: tensor.ErrNonFinite, Msg: "-Infinity is not a JSON number: " + nonFiniteHint}
+			return &FieldError{Path: p.path(), Kind: tensor.ErrNonFinite, Msg: "-Infinity is not a JSON number: " + nonFiniteHint}
 		}
 	}
 	digits := func() int {
@@ -436,59 +474,69 @@ func (p *parser) number(t reflect.Type, path string) error {
 		}
 		return n
 	}
-	if n := digits(); n == 0 || n > 1 && p.b[p.i-n] == '0' {
-		return p.syntax(path, "malformed number")
+	intDigits := digits()
+	if intDigits == 0 || intDigits > 1 && p.b[p.i-intDigits] == '0' {
+		return p.syntax("malformed number")
 	}
-	integer := true
+	integer, exp := true, false
 	if p.i < len(p.b) && p.b[p.i] == '.' {
 		p.i++
 		integer = false
 		if digits() == 0 {
-			return p.syntax(path, "malformed number")
+			return p.syntax("malformed number")
 		}
 	}
 	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		p.i++
-		integer = false
+		integer, exp = false, true
 		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
 			p.i++
 		}
 		if digits() == 0 {
-			return p.syntax(path, "malformed number")
+			return p.syntax("malformed number")
 		}
 	}
-	text := string(p.b[start:p.i])
 	if t == nil {
 		return nil
 	}
+	// The text is materialised only where it must be parsed: a number
+	// without an exponent and under 300 digits is a finite float64, and
+	// one of at most 18 digits fits an int64.
+	text := func() string { return string(p.b[start:p.i]) }
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64, reflect.Interface:
-		if _, err := strconv.ParseFloat(text, 64); err != nil {
-			return &FieldError{Path: path, Kind: tensor.ErrNonFinite, Msg: text + " overflows a float64: " + nonFiniteHint}
+		if !exp && intDigits < 300 {
+			return nil
+		}
+		if _, err := strconv.ParseFloat(text(), 64); err != nil {
+			return &FieldError{Path: p.path(), Kind: tensor.ErrNonFinite, Msg: text() + " overflows a float64: " + nonFiniteHint}
 		}
 		return nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if !integer {
-			return &FieldError{Path: path, Kind: ErrType, Msg: text + " is not an integer"}
+			return &FieldError{Path: p.path(), Kind: ErrType, Msg: text() + " is not an integer"}
 		}
-		if _, err := strconv.ParseInt(text, 10, t.Bits()); err != nil {
-			return &FieldError{Path: path, Kind: tensor.ErrRange, Msg: text + " is out of an integer's range"}
+		if intDigits <= 18 && t.Bits() == 64 {
+			return nil
+		}
+		if _, err := strconv.ParseInt(text(), 10, t.Bits()); err != nil {
+			return &FieldError{Path: p.path(), Kind: tensor.ErrRange, Msg: text() + " is out of an integer's range"}
 		}
 		return nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if !integer || strings.HasPrefix(text, "-") {
-			return &FieldError{Path: path, Kind: ErrType, Msg: text + " is not " + want(t)}
+		if !integer || p.b[start] == '-' {
+			return &FieldError{Path: p.path(), Kind: ErrType, Msg: text() + " is not " + want(t)}
 		}
-		if _, err := strconv.ParseUint(text, 10, t.Bits()); err != nil {
-			return &FieldError{Path: path, Kind: tensor.ErrRange, Msg: text + " is out of an integer's range"}
+		if _, err := strconv.ParseUint(text(), 10, t.Bits()); err != nil {
+			return &FieldError{Path: p.path(), Kind: tensor.ErrRange, Msg: text() + " is out of an integer's range"}
 		}
 		return nil
 	}
-	return &FieldError{Path: path, Kind: ErrType, Msg: "the number " + text + " is not " + want(t)}
+	return &FieldError{Path: p.path(), Kind: ErrType, Msg: "the number " + text() + " is not " + want(t)}
 }
 
 // str parses a JSON string and returns its (unescaped) text.
-func (p *parser) str(path string) (string, error) {
+func (p *parser) str() (string, error) {
 	start := p.i
 	p.i++ // "
 	escaped := false
@@ -512,9 +560,9 @@ func (p *parser) str(path string) (string, error) {
 			}
 			return s, nil
 		case c < 0x20:
-			return "", p.syntax(path, "control character in a string")
+			return "", p.syntax("control character in a string")
 		}
 		p.i++
 	}
-	return "", p.syntax(path, "unterminated string")
+	return "", p.syntax("unterminated string")
 }
