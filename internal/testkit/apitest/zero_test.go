@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The one rule for a config field's zero value (docs/design.md#configs):
+// The one rule for a config field's zero value (docs/design.md, Configs):
 // it is the documented default ("default": the field zeroed behaves as
 // the value def), a documented meaningful value ("meaningful": its doc
 // comment says what 0 or false means), or an error ("error": Validate,
