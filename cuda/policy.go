@@ -121,7 +121,10 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 		}
 	}
 	if cfg.KLCoef != 0 && in.RefLogp == nil {
-		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef))
+	}
+	if cfg.KLCoef == 0 && in.RefLogp != nil { // as ppo.PolicyLoss: given but unread
+		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrRange, "ref_logp", nil, "given, but Config.KLCoef is 0, so it would be ignored; set KLCoef or leave RefLogp out"))
 	}
 	if in.Entropy == nil && (cfg.EntropyCoeff != 0 || in.EntropyGrad != nil) {
 		return ppo.Result{}, fmt.Errorf("cuda: %w", tensor.Errorf(tensor.ErrShape, "entropy", nil,
@@ -169,12 +172,23 @@ func (c *Context) policyLoss(grad *Buffer, in *PolicyInputs, cfg *ppo.Config) (p
 	}
 	klEst := int64(0)
 	if in.RefLogp != nil {
-		est := cfg.KLEstimator
-		if est == ppo.LowVarKL {
+		// The kernels' codes (policy.cu's KL_*), by name: ppo's constants
+		// are not the codes (K3 is ppo's zero value).
+		switch cfg.KLEstimator {
+		case ppo.K1:
+			klEst = 1
+		case ppo.K2:
+			klEst = 2
+		case ppo.K3:
+			klEst = 3
+		case ppo.LowVarKL:
 			// low_var_kl is k3 clamped at 10 (unless KLClamp says otherwise).
-			est, klClamp = ppo.K3, or(cfg.KLClamp, 10)
+			klEst, klClamp = 3, or(cfg.KLClamp, 10)
+		case ppo.KLAbs:
+			klEst = 5
+		case ppo.K3Plus:
+			klEst = 6
 		}
-		klEst = int64(est) + 1
 	}
 	tauPos, tauNeg := or(cfg.SAPOTauPos, ppo.DefaultSAPOTauPos), or(cfg.SAPOTauNeg, ppo.DefaultSAPOTauNeg)
 

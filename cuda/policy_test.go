@@ -335,7 +335,11 @@ func TestPolicyLossErrors(t *testing.T) {
 		{name: "inf-old", prep: func(in *ppo.Inputs[float32], _ *ppo.Config) { in.OldLogp.Set(1, valid(*in, 1), -inf) }},
 		{name: "nan-adv", prep: func(in *ppo.Inputs[float32], _ *ppo.Config) { in.Advantages.Set(4, valid(*in, 4), nan) }},
 		{name: "nan-prox", prox: true, prep: func(in *ppo.Inputs[float32], _ *ppo.Config) { in.ProxLogp.Set(0, valid(*in, 0), nan) }},
-		{name: "nan-ref", ref: true, prep: func(in *ppo.Inputs[float32], _ *ppo.Config) { in.RefLogp.Set(5, valid(*in, 5), inf) }},
+		{name: "nan-ref", ref: true, prep: func(in *ppo.Inputs[float32], cfg *ppo.Config) {
+			cfg.KLCoef = 0.1
+			in.RefLogp.Set(5, valid(*in, 5), inf)
+		}},
+		{name: "unread-ref", ref: true, prep: func(*ppo.Inputs[float32], *ppo.Config) {}},
 		{name: "nan-weight", tw: true, prep: func(in *ppo.Inputs[float32], _ *ppo.Config) { in.TokenWeights.Set(1, valid(*in, 1), nan) }},
 		{name: "negative-weight", tw: true, prep: func(in *ppo.Inputs[float32], _ *ppo.Config) {
 			j := valid(*in, 2)

@@ -16,7 +16,7 @@ type Config struct {
 	Gamma float64
 	// Lambda is the GAE parameter λ ∈ [0, 1] (verl algorithm.lam; TRL lam).
 	Lambda float64
-	// Whiten normalises the advantages over the valid tokens of the batch,
+	// Whiten (default false: off) normalises the advantages over the valid tokens of the batch,
 	// (A − mean)/sqrt(var_unbiased + 1e-8), after the returns are formed
 	// (verl's masked_whiten in compute_gae_advantage_return).
 	Whiten bool

@@ -1,6 +1,7 @@
 package grpo
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -53,7 +54,9 @@ type Config struct {
 	Estimator Estimator
 	Scale     Scale
 	Std       Std
-	// Eps is ε in the denominator, 1e-6 by default.
+	// Eps is ε in the denominator: DefaultConfig and the presets set it
+	// (1e-6, TRL 1e-4); 0, the zero value, is the GRPO paper's formula as
+	// printed, (r − mean)/std, a group of equal rewards getting 0.
 	Eps float64
 	// Singleton is the advantage of a group with one (scored) member:
 	// SingletonZero (the zero value) or SingletonReward (verl).
@@ -122,13 +125,13 @@ func Contiguous(size int) Groups { return Groups{size: size} }
 // once, so that Advantages on the result does not.
 func ByID(ids []int) (Groups, error) {
 	if len(ids) == 0 {
-		return Groups{}, tensor.Errorf(tensor.ErrEmpty, "group_ids", nil, "no rewards")
+		return Groups{}, fmt.Errorf("grpo: %w", tensor.Errorf(tensor.ErrEmpty, "group_ids", nil, "no rewards"))
 	}
 	order := make([]int, len(ids))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return ids[a] - ids[b] })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ids[a], ids[b]) }) // ids[a] − ids[b] could overflow
 	starts := []int{0}
 	for k := 1; k < len(order); k++ {
 		if ids[order[k]] != ids[order[k-1]] {

@@ -75,14 +75,16 @@ func ParseRatioLevel(s string) (RatioLevel, error) {
 // docs/spec.md#kl-to-a-reference-policy).
 type KLEstimator int
 
+// The zero value is K3, the documented default, so that a Config written
+// as a literal with a KLCoef gets the GRPO paper's estimator.
 const (
+	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
+	// clamped only when Config.KLClamp > 0). The zero value.
+	K3 KLEstimator = iota
 	// K1: x; gradient 1 (verl "k1", alias "kl").
-	K1 KLEstimator = iota
+	K1
 	// K2: x²/2; gradient x (verl "k2", alias "mse").
 	K2
-	// K3: e^{−x} + x − 1; gradient 1 − e^{−x} (the GRPO paper's estimator;
-	// clamped only when Config.KLClamp > 0).
-	K3
 	// LowVarKL is verl's "low_var_kl": K3 with its value clamped to ±10
 	// (±Config.KLClamp when that is set), no gradient where the clamp binds.
 	LowVarKL
@@ -94,7 +96,22 @@ const (
 	K3Plus
 )
 
-var klNames = [...]string{"k1", "k2", "k3", "low_var_kl", "abs", "k3+"}
+var klNames = [...]string{K3: "k3", K1: "k1", K2: "k2", LowVarKL: "low_var_kl", KLAbs: "abs", K3Plus: "k3+"}
+
+// kernelCode is the estimator's number in the policy kernels (internal/kernel
+// Policy.KL, the CUDA kernels' kl_est): 1, 2, 3 for k1, k2, k3, 0 for an
+// estimator they do not compute.
+func (k KLEstimator) kernelCode() int64 {
+	switch k {
+	case K1:
+		return 1
+	case K2:
+		return 2
+	case K3:
+		return 3
+	}
+	return 0
+}
 
 func (k KLEstimator) String() string { return enum.Name(klNames[:], int(k), "KLEstimator") }
 
@@ -155,7 +172,8 @@ type Reduction struct {
 	// valid token) in the seq-mean modes, for the same reason.
 	SeqCount float64
 	// NormWithoutSeqs makes SeqMeanTokenSumNorm divide by C alone, as verl's
-	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences).
+	// agg_loss does, instead of by B′·C (Dr. GRPO's mean over sequences,
+	// the default, false).
 	NormWithoutSeqs bool
 	// GroupSize is the number of consecutive rows that share a prompt
 	// (the responses of one GRPO group): PromptMean requires it, and
@@ -187,6 +205,13 @@ func (r Reduction) validate(prefix string) error {
 			return tensor.Errorf(tensor.ErrRange, prefix+f.name, nil, "%v, want a finite number ≥ 0", f.v)
 		}
 	}
+	if r.TokenCount > 0 && r.SeqCount == 0 && r.Mode != TokenMean && r.Mode != TokenSum {
+		// A micro-batching trainer that gives token-mean's count under a
+		// seq-mean mode would silently get micro-batch losses that do not
+		// add up; one that gives both counts whatever the mode is fine.
+		return tensor.Errorf(tensor.ErrRange, prefix+"TokenCount", nil,
+			"%v, but %v does not read it (it is token-mean's denominator); give SeqCount, the whole batch's sequence count, instead", r.TokenCount, r.Mode)
+	}
 	return nil
 }
 
@@ -195,20 +220,25 @@ func (r Reduction) validate(prefix string) error {
 // which is never what anyone wants, so Validate (and every loss) rejects it.
 type Config struct {
 	// ClipLow is ε_low: the ratio is clipped from below at 1 − ClipLow
-	// (verl clip_ratio_low; TRL epsilon). Default 0.2.
+	// (verl clip_ratio_low; TRL epsilon). DefaultConfig sets 0.2; 0 is
+	// meaningful, a clip at 1 (no room below), so a Config written as a
+	// literal must set it. (The whole zero Config is an error.)
 	ClipLow float64
 	// ClipHigh is ε_high: the ratio is clipped from above at 1 + ClipHigh
 	// (verl clip_ratio_high; TRL epsilon_high; DAPO's clip-higher 0.28).
+	// DefaultConfig sets 0.2; 0 is meaningful, a clip at 1 (no room above).
 	ClipHigh float64
 	// DualClip is c > 1 of dual-clip PPO: for A < 0 the loss is at most
 	// −c·A (verl clip_ratio_c, 3.0 there; DAPO 10). 0 turns it off.
 	DualClip float64
 	// LogRatioClamp bounds logp − old_logp to ±LogRatioClamp before exp, so
 	// an outlier token cannot overflow the ratio; the gradient is 0 where
-	// the clamp binds. Default 20; 0 turns it off.
+	// the clamp binds. DefaultConfig sets 20; 0 (the zero value) turns it
+	// off, so a Config written as a literal has no clamp unless it sets one.
 	LogRatioClamp float64
 	// LogRatioClampHighOnly clamps the log-ratio from above only (verl's
-	// GSPO clamps the sequence log-ratio at 10 and not below).
+	// GSPO clamps the sequence log-ratio at 10 and not below); false
+	// (default) clamps both ways.
 	LogRatioClampHighOnly bool
 	// RatioLevel is TokenRatio (default) or SequenceRatio (GSPO).
 	RatioLevel RatioLevel
@@ -223,7 +253,8 @@ type Config struct {
 	// ClipCovHigh bound the covariance of the tokens it may pick (verl
 	// clip_cov_lb 1, clip_cov_ub 5; DefaultConfig sets them).
 	ClipCovRatio, ClipCovLow, ClipCovHigh float64
-	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens.
+	// ClipCovSeed seeds Clip-Cov's choice among the eligible tokens; 0 is
+	// a seed like any other.
 	ClipCovSeed uint64
 	// ClipCovMeanEps is added to N, the number of valid tokens, in the means
 	// μ_A and μ_logp of Clip-Cov's covariance. 0 (default) takes the exact
@@ -287,7 +318,8 @@ type Config struct {
 	// KLCoef is β of the KL penalty to the reference policy (verl
 	// kl_loss_coef; TRL beta). 0 (default) turns it off.
 	KLCoef float64
-	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3.
+	// KLEstimator is the KL estimator (verl kl_loss_type). Default K3, the
+	// zero value.
 	KLEstimator KLEstimator
 	// KLClamp, when > 0, clamps the K3 (and K3Plus, LowVarKL) value to
 	// ±KLClamp (verl clamps low_var_kl at 10); the gradient is 0 where the
@@ -311,7 +343,8 @@ type Config struct {
 	// (default) means none.
 	RolloutISThresholdLower float64
 	// RolloutISBatchNormalize divides the importance weights by their mean
-	// over the call's batch (verl rollout_is_batch_normalize).
+	// over the call's batch (verl rollout_is_batch_normalize); false (the
+	// zero value) leaves them as they are.
 	RolloutISBatchNormalize bool
 	// RolloutRSKL chains verl's divergence-based rejection rules (verl's
 	// current rollout_rs: token_k1…seq_max_k3; ParseRolloutRS reads verl's
@@ -331,6 +364,7 @@ type Config struct {
 	// use_on_policy_kl_approximation). With RatioLevel SequenceRatio (or
 	// GSPO) the ratio is the sequence's, as TRL's coef_1 at
 	// importance_sampling_level "sequence"; not for GSPOToken or GeoMean.
+	// false (the zero value): the plain estimate, unweighted.
 	KLUnbiased bool
 	// DPPODeltaLow and DPPODeltaHigh are δ_low and δ_high of the DPPO loss
 	// modes (SkyRL dppo.delta_low, delta_high); 0 means 0.2 for DPPOTV and
@@ -388,7 +422,7 @@ func (c Config) Validate() error {
 		return bad("RatioLevel", "%d is not a RatioLevel", int(c.RatioLevel))
 	case !(c.KLCoef >= 0) || math.IsInf(c.KLCoef, 1):
 		return bad("KLCoef", "%v, want a finite number ≥ 0", c.KLCoef)
-	case c.KLEstimator < K1 || c.KLEstimator > K3Plus:
+	case c.KLEstimator < K3 || c.KLEstimator > K3Plus:
 		return bad("KLEstimator", "%d is not a KLEstimator", int(c.KLEstimator))
 	case !(c.KLClamp >= 0) || math.IsInf(c.KLClamp, 1):
 		return bad("KLClamp", "%v, want a finite number ≥ 0", c.KLClamp)

@@ -238,8 +238,14 @@ func (in *Inputs[F]) validate(cfg Config, grad tensor.Batch[F]) error {
 		}
 	}
 	if cfg.KLCoef != 0 && in.RefLogp.IsZero() {
-		return tensor.Errorf(tensor.ErrShape, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef)
+		return tensor.Errorf(tensor.ErrEmpty, "ref_logp", nil, "missing, required when Config.KLCoef = %v", cfg.KLCoef)
 	}
+	if cfg.KLCoef == 0 && !in.RefLogp.IsZero() {
+		// Given but unread: a trainer that meant a KL term and forgot
+		// its coefficient would silently train without one.
+		return tensor.Errorf(tensor.ErrRange, "ref_logp", nil, "given, but Config.KLCoef is 0, so it would be ignored; set KLCoef or leave RefLogp out")
+	}
+
 	if err := in.validateEntropy(cfg); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func TestVerlDefaultsReproducesVerl(t *testing.T) {
 		return y
 	}
 	in := presetBatch()
-	in.Logp, in.OldLogp, in.Advantages, in.Mask, in.RefLogp = two(in.Logp), two(in.OldLogp), two(in.Advantages), two(in.Mask), two(in.RefLogp)
+	in.Logp, in.OldLogp, in.Advantages, in.Mask, in.RefLogp = two(in.Logp), two(in.OldLogp), two(in.Advantages), two(in.Mask), tensor.Batch[float64]{}
 	cfg.KLCoef, cfg.Mode = 0, ppo.SeqMeanTokenSumNorm
 	g = make([]float64, 4)
 	res, err = ppo.PolicyLoss(gradBatch(g, in), in, cfg)
@@ -70,7 +70,9 @@ func TestTRLDefaultsReproducesTRL(t *testing.T) {
 	cfg := ppo.TRLDefaults()
 	require.NoError(t, cfg.Validate())
 	g := make([]float64, 2)
-	res, err := ppo.PolicyLoss(gradBatch(g, presetBatch()), presetBatch(), cfg)
+	noRef := presetBatch()
+	noRef.RefLogp = tensor.Batch[float64]{} // beta 0 reads no reference
+	res, err := ppo.PolicyLoss(gradBatch(g, noRef), noRef, cfg)
 	require.NoError(t, err)
 	assert.InDelta(t, 1.5, res.Loss, 1e-15)
 	assert.InDeltaSlice(t, []float64{4.0 / 2, -0.5}, g, 1e-15)

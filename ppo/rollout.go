@@ -79,6 +79,10 @@ func (c Config) validateRollout() error {
 		return bad("RolloutRS", "%v, want off, token, sequence or geometric", c.RolloutRS)
 	case !(c.RolloutISThreshold >= 0) || math.IsInf(c.RolloutISThreshold, 1):
 		return bad("RolloutISThreshold", "%v, want 0 (default %v) or a finite number > 0", c.RolloutISThreshold, DefaultRolloutISThreshold)
+	case c.RolloutRS == RolloutOff && c.RolloutRSThreshold != 0:
+		return bad("RolloutRSThreshold", "%v set, but RolloutRS is off, so it would be ignored", c.RolloutRSThreshold)
+	case c.RolloutRS == RolloutOff && c.RolloutRSThresholdLower != 0:
+		return bad("RolloutRSThresholdLower", "%v set, but RolloutRS is off, so it would be ignored", c.RolloutRSThresholdLower)
 	case c.RolloutRS != RolloutOff && !(c.RolloutRSThreshold > 0 && !math.IsInf(c.RolloutRSThreshold, 1)):
 		return bad("RolloutRSThreshold", "%v, want a finite number > 0 with rejection on (verl requires it too)", c.RolloutRSThreshold)
 	case !(c.RolloutRSThresholdLower >= 0) || c.RolloutRS != RolloutOff && c.RolloutRSThresholdLower > c.RolloutRSThreshold:

@@ -262,6 +262,9 @@ func TestRolloutSequenceRejectionIsMasking(t *testing.T) {
 			run := func(in ppo.Inputs[float64], rs ppo.RolloutLevel) (ppo.Result, []float64) {
 				cfg := cfg
 				cfg.RolloutRS, cfg.RolloutRSThreshold = rs, 2
+				if rs == ppo.RolloutOff {
+					cfg.RolloutRSThreshold = 0 // a threshold with rejection off is an error
+				}
 				if c.mode == ppo.GeoMean {
 					in.TokenWeights = tensor.Batch[float64]{}
 				}

@@ -210,7 +210,9 @@ func (r *rules) needExp() bool { return r.est == K3 || r.est == K3Plus }
 
 // kernelServes reports whether the assembly kernels compute these rules with
 // a reference policy: they know k1, k2 and k3 (low_var_kl resolves to k3).
-func (r *rules) kernelServes() bool { return r.est <= K3 && !r.klUnbiased && math.IsInf(r.klIn, 1) }
+func (r *rules) kernelServes() bool {
+	return r.est.kernelCode() != 0 && !r.klUnbiased && math.IsInf(r.klIn, 1)
+}
 
 // cispo returns CISPO's per-token loss −sg[clip(r, lo, hi)]·a·logp, its
 // derivative −clip(r)·a with respect to logp (the weight is a constant), and

@@ -99,7 +99,7 @@ func (j *policyJob[F]) kernelRow(b, T int, s *rowSums) bool {
 		BehaveMax: kernel.Splat(1),
 	}
 	if k.HasRef != 0 {
-		k.KL = int64(r.est) + 1
+		k.KL = r.est.kernelCode()
 	}
 	k.RunLanes(kernelLanes)
 	policy, kl, negDelta := kernel.Sum(k.Policy), kernel.Sum(k.KLSum), kernel.Sum(k.NegDelta)

@@ -18,9 +18,11 @@ const DefaultStdFloor = 0.1
 
 // AdvantageConfig configures Advantages.
 type AdvantageConfig struct {
-	// Eps is ε of the denominator σ_off + ε: 1e-6, as on-policy GRPO
-	// (Eq. 11 writes none; without it a batch of equal rewards would
-	// divide by 0, which Advantages reports as an error).
+	// Eps is ε of the denominator σ_off + ε (max(σ_off, StdFloor) + ε with
+	// the guard): DefaultAdvantageConfig sets 1e-6, as on-policy GRPO; 0
+	// (the zero value) is Eq. 11 as written, with no ε, and a batch of
+	// equal rewards then divides by 0, which Advantages reports as an
+	// error.
 	Eps float64
 	// StdFloor is a guard, off by default (0: Eq. 11 as the paper writes
 	// it). When > 0, σ_off is raised to at least StdFloor, in the rewards'

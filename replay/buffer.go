@@ -153,6 +153,9 @@ func (b *Buffer) Add(e Experience) (Receipt, error) {
 	if err := e.validate(-1); err != nil {
 		return Receipt{}, fmt.Errorf("replay: %w", err)
 	}
+	if err := b.checkVersion(e.Version, "experience.version", nil); err != nil {
+		return Receipt{}, err
+	}
 	var r [1]Receipt
 	b.add(r[:], []Experience{e})
 	return r[0], nil
@@ -170,8 +173,26 @@ func (b *Buffer) AddGroup(dst []Receipt, es []Experience) error {
 		if err := es[i].validate(i); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
+		if err := b.checkVersion(es[i].Version, "experiences.version", tensor.At(i)); err != nil {
+			return err
+		}
 	}
 	b.add(dst, es)
+	return nil
+}
+
+// checkVersion refuses an experience from a policy newer than the one the
+// buffer was told of (SetVersion), as grpo.Fresh does: the caller's
+// bookkeeping is wrong, and the staleness guard would keep such an
+// experience longer than it should.
+func (b *Buffer) checkVersion(v int64, arg string, at []int) error {
+	b.mu.Lock()
+	cur := b.version
+	b.mu.Unlock()
+	if v > cur {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrRange, arg, at,
+			"%d is newer than the buffer's policy version %d (call SetVersion first)", v, cur))
+	}
 	return nil
 }
 

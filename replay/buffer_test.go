@@ -133,6 +133,7 @@ func TestEvictionOrder(t *testing.T) {
 	// A lone prompt's position is its hash; whatever tier that is, all
 	// its experiences go there.
 	var tier replay.Tier
+	require.NoError(t, b.SetVersion(8))
 	for i := range 9 {
 		r := add(t, b, exp(7, 1, int64(i)))
 		if i == 0 {
@@ -342,6 +343,7 @@ func TestStaleness(t *testing.T) {
 	var drops []replay.Dropped
 	b.SetDropFunc(func(d replay.Dropped) { drops = append(drops, d) })
 	for v := range int64(4) {
+		require.NoError(t, b.SetVersion(v))
 		add(t, b, exp(uint64(v), 0.5, v))
 	}
 	require.NoError(t, b.SetVersion(4))
@@ -376,6 +378,9 @@ func TestStaleness(t *testing.T) {
 		assert.Equal(t, 4-s.Version, s.Age, "sampled age (version %d) at version 4 with η = 2", s.Version)
 	}
 	assert.ErrorIs(t, b.SetVersion(3), tensor.ErrRange, "going back")
+	_, err := b.Add(exp(9, 0.5, 5))
+	assert.ErrorIs(t, err, tensor.ErrRange, "an experience from a future policy version (5 at 4)")
+	assert.ErrorIs(t, b.AddGroup(nil, []replay.Experience{exp(9, 0.5, 4), exp(9, 0.5, 6)}), tensor.ErrRange, "a group with a future version")
 
 	off := newBuffer(t, func(c *replay.Config) { c.Capacity = 100 })
 	add(t, off, exp(1, 0, 0))
@@ -392,10 +397,10 @@ func TestStatsAccounting(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	dst := make([]replay.Sampled, 4)
 	for step := range int64(40) {
+		b.SetVersion(step)
 		for range 5 {
 			add(t, b, exp(uint64(rng.IntN(12)), float64(rng.IntN(2)), max(0, step-int64(rng.IntN(6)))))
 		}
-		b.SetVersion(step)
 		b.Sample(dst, rng, replay.SampleOptions{})
 	}
 	st := b.Stats()

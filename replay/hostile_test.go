@@ -137,6 +137,7 @@ func (g *gate) Write(p []byte) (int, error) {
 func TestSnapshotIsAPointInTime(t *testing.T) {
 	// Enough experiences and prompts for several chunks of each array.
 	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.MaxPrompts, c.MaxStaleness = 3*5000, 6000, 50 })
+	require.NoError(t, b.SetVersion(5))
 	for i := range 12000 {
 		add(t, b, replay.Experience{Prompt: uint64(i % 5000), Logp: []float32{-float32(i%7) / 3}, Reward: float64(i%3) / 2, Version: int64(i / 2000)})
 	}
@@ -147,8 +148,9 @@ func TestSnapshotIsAPointInTime(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- b.Snapshot(g) }()
 	<-g.first
-	// Rewrite everything the snapshot holds: every tier's ring (evictions
-	// and, with the version moved on, expiry), every prompt's slot and ring.
+	// Rewrite everything the snapshot holds: every tier's ring (expiry,
+	// then evictions), every prompt's slot and ring.
+	require.NoError(t, b.SetVersion(70))
 	var wg sync.WaitGroup
 	for w := range 2 {
 		wg.Add(1)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rlpost/rlpost/tensor"
 )
 
 // ErrSnapshot is wrapped by every error about the contents of a snapshot:
@@ -116,6 +118,9 @@ func (s *state) size() uint64 {
 // slices are shared, not copied); Add and Sample go on while it encodes.
 // The drop function is not saved.
 func (b *Buffer) Snapshot(w io.Writer) error {
+	if w == nil {
+		return fmt.Errorf("replay: %w", tensor.Errorf(tensor.ErrEmpty, "w", nil, "nil writer"))
+	}
 	s := b.state()
 	defer b.release()
 	crc := crc32.New(castagnoli)

@@ -31,6 +31,7 @@ func rich(t testing.TB) *replay.Buffer {
 	b := newBuffer(t, func(c *replay.Config) { c.Capacity, c.Window, c.MaxPrompts, c.MaxStaleness = 40, 3, 12, 10 })
 	rng := rand.New(rand.NewPCG(21, 22))
 	for step := range int64(60) {
+		b.SetVersion(step)
 		for range 5 {
 			e := replay.Experience{
 				Prompt:  uint64(rng.IntN(15)),
@@ -50,7 +51,6 @@ func rich(t testing.TB) *replay.Buffer {
 			_, err := b.Add(e)
 			require.NoError(t, err)
 		}
-		b.SetVersion(step)
 		b.Sample(make([]replay.Sampled, 3), rng, replay.SampleOptions{})
 	}
 	h, _ := replay.NewHinter(b, replay.HintConfig{Below: 10, MinRewards: 1, MaxKL: 1, MaxPerPrompt: 5},

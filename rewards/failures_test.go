@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/testkit/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/apitest"
 	"github.com/rlpost/rlpost/rewards"
 	"github.com/rlpost/rlpost/rewards/rewardstest"
 	"github.com/rlpost/rlpost/tensor"
@@ -115,7 +115,7 @@ func TestFailureModes(t *testing.T) {
 			t.Errorf("%s: %q does not start with \"rewards: \"", name, err)
 		}
 	}
-	names, err := errwalk.ErrorFuncs(".")
+	names, err := apitest.ErrorFuncs(".")
 	require.NoError(t, err)
 	exempt := map[string]string{
 		"JudgeFunc.Judge": "returns what the caller's function returns",

@@ -16,9 +16,11 @@ import (
 //	r_t = r_reason + r_format + R(s_t, a_t),  r_reason = β_g·I_g + β_w·I_w
 type TurnConfig struct {
 	// BetaG weighs the grounding score I_g(G(o_t), s_t); BetaW the
-	// world-modelling score I_w(W(o_t), s_{t+1}).
+	// world-modelling score I_w(W(o_t), s_{t+1}). 0 drops that term (the
+	// zero TurnConfig is the environment reward alone, VAGEN-Base's).
 	BetaG, BetaW float64
-	// Format is r_format for a turn that follows the required structure.
+	// Format is r_format for a turn that follows the required structure;
+	// 0 gives none.
 	Format float64
 }
 

@@ -45,6 +45,9 @@ func (x Batch[F]) CheckLayout(name string) error {
 // offsets when ref is packed. All batches of one call share one layout.
 func CheckLike[F, G Float](name string, x Batch[F], ref Batch[G]) error {
 	if ref.Offsets == nil {
+		if x.Offsets != nil {
+			return Errorf(ErrShape, name, nil, "packed (cu_seqlens) with %d rows, but the other batches of this call are padded [%d, %d]; all must share one layout", x.B, ref.B, ref.T)
+		}
 		return CheckShape(name, x, ref.Shape)
 	}
 	if x.Offsets == nil {

@@ -162,10 +162,12 @@ func measure(c costCase, runs int) (time.Duration, uint64, verifiers.Result, err
 	return best, least, res, nil
 }
 
-// TestDeadlineIsAVerdict checks every registered verifier: an expired
-// deadline is a score of 0 with Timeout and a reason; a cancelled context
-// is an error (the caller's decision, not the sample's).
-func TestDeadlineIsAVerdict(t *testing.T) {
+// TestDeadlineIsAnError checks every registered verifier: a call past its
+// context's deadline is an error wrapping context.DeadlineExceeded, beside
+// a Result with Timeout, score 0 and a reason, so that a trainer that
+// ignores the flag cannot read the unjudged sample as a reward of 0; a
+// cancelled context is an error too.
+func TestDeadlineIsAnError(t *testing.T) {
 	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
 	cancelled, stop := context.WithCancel(context.Background())
@@ -176,10 +178,11 @@ func TestDeadlineIsAVerdict(t *testing.T) {
 			pred = "<think>a</think><answer>b</answer>"
 		}
 		res, err := verifiers.Default.Verify(expired, name, pred, validRefs[name], validParams[name])
-		require.NoError(t, err, "%s past its deadline: %+v; want a timeout verdict", name, res)
-		assert.True(t, res.Timeout, "%s past its deadline: %+v; want a timeout verdict", name, res)
-		assert.Equal(t, float64(0), res.Score, "%s past its deadline: %+v; want a timeout verdict", name, res)
-		assert.NotEmpty(t, res.Reason, "%s past its deadline: %+v; want a timeout verdict", name, res)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "%s past its deadline: %+v", name, res)
+		assert.True(t, strings.HasPrefix(err.Error(), "verifiers: "), "%s: %v", name, err)
+		assert.True(t, res.Timeout, "%s past its deadline: %+v; want Timeout beside the error", name, res)
+		assert.Equal(t, float64(0), res.Score, "%s past its deadline: %+v", name, res)
+		assert.NotEmpty(t, res.Reason, "%s past its deadline: %+v", name, res)
 		_, err = verifiers.Default.Verify(cancelled, name, pred, validRefs[name], validParams[name])
 		assert.ErrorIs(t, err, context.Canceled, "%s with a cancelled context: %v; want context.Canceled", name, err)
 	}

@@ -29,9 +29,14 @@
 //
 // A malformed response scores 0 with no error, and the built-in verifiers
 // say why in Reason (no answer slot, several answers, a malformed slot);
-// so does a response over a size limit or a call past its deadline
-// (Timeout set): model output never causes an error, and a sample is never
-// dropped. Errors report what the trainer supplied, each a
+// so does a response over a size limit or a call that a verifier's own
+// budget stopped (math's timeout_ms; Timeout set): model output never
+// causes an error, and a sample is never dropped. A call past its
+// context's deadline — the caller's, not the sample's — returns a Result
+// with Timeout and a reason and an error wrapping context.DeadlineExceeded,
+// so that a trainer cannot read an unjudged sample as a reward of 0: it
+// marks the sample unscored (grpo.Inputs.Scored) or scores it again.
+// Errors report what the trainer supplied, each a
 // *tensor.ArgError naming the argument ("ref", `params["tol"]`) wrapping a
 // kind for errors.Is:
 //
@@ -42,7 +47,8 @@
 //   - an unknown, misspelt or ill-typed parameter wraps ErrParam (math's
 //     out-of-range values wrap tensor.ErrRange too), returned by New;
 //   - a reference or params over a limit wrap ErrTooLarge;
-//   - a cancelled context wraps context.Canceled;
+//   - a cancelled context wraps context.Canceled, an expired deadline
+//     context.DeadlineExceeded (with Result.Timeout set);
 //   - a verifier name the registry does not hold wraps ErrUnknown (a plain
 //     error listing the registered names, as the JSON contracts print it).
 //
@@ -208,9 +214,10 @@
 // (a call that runs out scores the targets it compared, with a reason);
 // detection is bounded by MaxBoxes (256) boxes per side, SSIM by MaxPixels
 // (4 Mi pixels), math by work budgets (steps and big-number word
-// operations, deterministic; docs/spec.md#verifier-cost). A call past its context's
-// deadline is a verdict of 0 with Timeout; only a cancelled context is an
-// error. On any input up to 64 KiB, no call takes over 50 ms or allocates
+// operations, deterministic; docs/spec.md#verifier-cost). A call past a
+// budget is a verdict of 0 with a reason; a call past its context's
+// deadline is a verdict of 0 with Timeout and an error wrapping
+// context.DeadlineExceeded. On any input up to 64 KiB, no call takes over 50 ms or allocates
 // over 16 MiB (TestWorstCaseCost). No parser
 // recurses on its input: \boxed{} nesting of any depth is one linear pass,
 // box scanning is linear, and detection JSON goes through encoding/json,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rlpost/rlpost/grpo"
 	"github.com/rlpost/rlpost/verifiers"
 )
 
@@ -171,4 +172,32 @@ func ExampleReadChoice() {
 	// 'D' true []
 	// '\x00' false [several options in the answer]
 	// '\x00' false [the answer does not open with an option letter]
+}
+
+// A GRPO step scores a group of four responses under the batch's deadline.
+// A response the deadline cut off is no verdict: Rewards marks it unscored
+// and grpo leaves it out of its group's mean and std (advantage 0), instead
+// of training on a reward of 0 it never earned.
+func ExampleRewards() {
+	results := []verifiers.Result{
+		{Score: 1, Correct: true},
+		{Score: 0},
+		{Timeout: true, Reason: "timeout: context deadline exceeded"}, // Verify returned it with context.DeadlineExceeded
+		{Score: 1, Correct: true},
+	}
+	rewards := make([]float32, len(results))
+	scored := make([]bool, len(results))
+	if err := verifiers.Rewards(rewards, scored, results); err != nil {
+		panic(err)
+	}
+	adv := make([]float32, len(rewards))
+	st, err := grpo.AdvantagesWith(adv, rewards, grpo.Contiguous(4), grpo.DefaultConfig(), grpo.Inputs[float32]{Scored: scored})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("scored %v, unscored %d\n", scored, st.Unscored)
+	fmt.Printf("advantages %.4f\n", adv)
+	// Output:
+	// scored [true true false true], unscored 1
+	// advantages [0.5773 -1.1547 0.0000 0.5773]
 }

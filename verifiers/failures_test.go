@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/testkit/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/apitest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers"
 	"github.com/stretchr/testify/assert"
@@ -68,7 +68,7 @@ func checkFailure(t *testing.T, name, prefix string, f failure) {
 // the failure table does not cover and the exempt list does not excuse.
 func checkCoverage(t *testing.T, dir string, covered map[string]failure, exempt map[string]string) {
 	t.Helper()
-	names, err := errwalk.ErrorFuncs(dir)
+	names, err := apitest.ErrorFuncs(dir)
 	require.NoError(t, err)
 	for _, n := range names {
 		_, ok := covered[n]
@@ -117,6 +117,9 @@ func TestFailureModes(t *testing.T) {
 		"NewAdaptiveIoU":       {func() error { _, err := verifiers.NewAdaptiveIoU(-0.5); return err }, []error{tensor.ErrRange}, "tau"},
 		"Number":               {func() error { _, err := verifiers.Number(ctx, "1", "n/a", nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
 		"OCR":                  {func() error { _, err := verifiers.OCR(ctx, "a", `["a", `, nil); return err }, []error{verifiers.ErrSyntax}, "ref"},
+		"Rewards": {func() error {
+			return verifiers.Rewards(make([]float64, 1), nil, []verifiers.Result{{Timeout: true}})
+		}, []error{tensor.ErrRange}, "results"},
 		"OCRSimilarity":        {func() error { _, err := verifiers.OCRSimilarity("a", nil); return err }, []error{tensor.ErrEmpty}, "targets"},
 		"OCRSimilarityContext": {func() error { _, _, err := verifiers.OCRSimilarityContext(ctx, "a", nil); return err }, []error{tensor.ErrEmpty}, "targets"},
 		"Params.Bool":          {func() error { _, err := verifiers.Params{"b": "yes"}.Bool("b", false); return err }, []error{verifiers.ErrParam}, param("b")},

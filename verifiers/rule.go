@@ -153,6 +153,23 @@ func (b *builtin) Verify(ctx context.Context, response, reference string) (Resul
 	if reason, err := checkInputs(ctx, response, reference); err != nil || reason != "" {
 		return Result{Reason: reason, Timeout: strings.HasPrefix(reason, "timeout")}, wrap(b.r.name, err)
 	}
+	res, err := b.verify(ctx, response, reference)
+	if res.Timeout && err == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Stopped by the caller's deadline, not by the verifier's own
+		// budget: the sample was not judged, which a trainer must not
+		// read as a reward of 0 (docs: "A call past its context's
+		// deadline").
+		err = wrap(b.r.name, ctx.Err())
+	}
+	if strings.HasPrefix(res.Reason, "several different") {
+		// A hedge has no one answer: showing the last candidate would
+		// read as the answer that was judged wrong.
+		res.Parsed = ""
+	}
+	return res, err
+}
+
+func (b *builtin) verify(ctx context.Context, response, reference string) (Result, error) {
 	response, reference = b.r.norm.apply(response), b.r.norm.apply(reference)
 	// NFKC may lengthen a text (ﷺ is 18 characters): the limits hold for
 	// what the rules read.
@@ -216,7 +233,7 @@ func floatIn(p Params, key string, def, lo, hi float64, open bool) (float64, err
 func checkInputs(ctx context.Context, pred, ref string) (reason string, err error) {
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return "timeout: " + err.Error(), nil
+			return "timeout: " + err.Error(), err
 		}
 		return "", err
 	}

@@ -47,10 +47,15 @@ type Result struct {
 	// documents its rule (for continuous scores, a threshold).
 	Correct bool
 	// Parsed is what the verifier extracted from the prediction, "" when it
-	// found nothing to score.
+	// found nothing to score or several different answers (a hedge, which
+	// Reason names: no one candidate was judged).
 	Parsed string
 	// Timeout reports a call stopped by its deadline (the context's or the
-	// verifier's own budget) before it could decide; Score is 0 then.
+	// verifier's own budget) before it could decide; Score is 0 then, and
+	// it is no verdict on the response. Past the context's deadline the
+	// built-in verifiers also return an error wrapping
+	// context.DeadlineExceeded; a trainer marks such a sample unscored
+	// (grpo.Inputs.Scored, ScoredMask) rather than feed its 0.
 	Timeout bool `json:"timeout,omitempty"`
 	// Reason says why the score is 0 when the verifier could not read an
 	// answer or stopped at a limit: no answer slot, several different
@@ -68,7 +73,8 @@ type Result struct {
 // A malformed response scores 0 without an error: the model earned
 // nothing, and Result.Reason says why. Errors are for what the trainer
 // supplied: a reference that does not parse (ErrSyntax), input over a
-// limit (ErrTooLarge), or a cancelled context (wrapping context.Canceled).
+// limit (ErrTooLarge), a cancelled context (wrapping context.Canceled) or
+// an expired one (wrapping context.DeadlineExceeded, with Result.Timeout).
 // Implementations must be safe for concurrent use.
 type Verifier interface {
 	Verify(ctx context.Context, response, reference string) (Result, error)

@@ -73,7 +73,7 @@ func TestConformErrors(t *testing.T) {
 		{"size does not divide", `{"op": "group_advantages", "rewards": [1, 2, 3], "group_size": 2}`, "group_size"},
 		{"both groupings", `{"op": "group_advantages", "rewards": [1, 2], "group_size": 2, "group_ids": [0, 0]}`, "either"},
 		{"negative cap", `{"op": "policy_loss", "logp": [[-1]], "old_logp": [[-1]], "mask": [[1]], "advantages": [[1]], "prox_logp": [[-1]], "config": {"behave_cap": -1}}`, "BehaveCap"},
-		{"huge number", `{"op": "group_advantages", "rewards": [1e400, 2], "group_size": 2}`, "request"},
+		{"huge number", `{"op": "group_advantages", "rewards": [1e400, 2], "group_size": 2}`, "rewards[0]: 1e400 overflows"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -141,7 +141,22 @@ const napFor = 50 * time.Microsecond
 
 // Workers returns how many goroutines a Do call may use, the caller's
 // included.
-func Workers() int { return runtime.GOMAXPROCS(0) }
+func Workers() int {
+	n := runtime.GOMAXPROCS(0)
+	if m := int(maxWorkers.Load()); m > 0 {
+		n = min(n, m)
+	}
+	return n
+}
+
+// maxWorkers is the bound of SetMax; 0 for none.
+var maxWorkers atomic.Int64
+
+// SetMax bounds Workers to n (n ≤ 0: no bound beyond GOMAXPROCS) and
+// returns the previous bound (the public face is package workers).
+func SetMax(n int) int {
+	return int(maxWorkers.Swap(int64(max(n, 0))))
+}
 
 // Do runs job.Run(i) for every i in [0, n) and returns when all are done.
 // The calling goroutine takes part. With helpers ≤ 0 or n ≤ 1 the pieces run
@@ -157,7 +172,7 @@ func do(job Job, rows, chunk, helpers int) {
 		return
 	}
 	n := (rows + chunk - 1) / chunk
-	helpers = min(helpers, n-1, runtime.GOMAXPROCS(0)-1)
+	helpers = min(helpers, n-1, Workers()-1)
 	if helpers <= 0 {
 		for i := range rows {
 			job.Run(i)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlpost/rlpost/internal/testkit/errwalk"
+	"github.com/rlpost/rlpost/internal/testkit/apitest"
 	"github.com/rlpost/rlpost/tensor"
 	"github.com/rlpost/rlpost/verifiers/mathverify"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +79,7 @@ func TestFailureModes(t *testing.T) {
 			}
 		}
 	}
-	names, err := errwalk.ErrorFuncs(".")
+	names, err := apitest.ErrorFuncs(".")
 	require.NoError(t, err)
 	for _, n := range names {
 		if _, ok := cases[n]; !ok {

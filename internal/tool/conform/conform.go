@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -60,6 +61,9 @@ func Implemented(op string) bool { _, ok := ops[op]; return ok }
 
 // Run decodes one request and returns its response object.
 func Run(req []byte) (any, error) {
+	if err := check(req, nil); err != nil {
+		return nil, err
+	}
 	var head struct {
 		Op string `json:"op"`
 	}
@@ -78,11 +82,22 @@ func Run(req []byte) (any, error) {
 		}
 		return nil, fmt.Errorf("op %q: unknown (one of %s)", head.Op, strings.Join(contract, ", "))
 	}
-	return op(req)
+	resp, err := op(req)
+	var fe *FieldError
+	if errors.As(err, &fe) && !strings.HasPrefix(err.Error(), head.Op+": ") {
+		err = fmt.Errorf("%s: %w", head.Op, err)
+	}
+	return resp, err
 }
 
-// decode unmarshals req into v, rejecting unknown fields and trailing data.
+// decode unmarshals req into v after checking it against v's type (check),
+// so that every error names the field's path and no null, NaN or wrongly
+// typed value reaches the decoder; the decoder then rejects what check
+// leaves to it (unknown fields, trailing data).
 func decode(req json.RawMessage, v any) error {
+	if err := check(req, reflect.TypeOf(v).Elem()); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(req))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -137,3 +152,23 @@ func (bs *batches) optional(name string, rows [][]float64) tensor.Batch[float64]
 
 // rows converts a batch to JSON rows.
 func rows(x tensor.Batch[float64]) [][]float64 { return tensor.Rows[float64](x) }
+
+// requests maps each op to its request type, for the checker and for the
+// failure-mode walker (internal/testkit/apitest), which sends every field
+// of every request a null, a NaN, a wrong type and an out-of-range value.
+var requests = map[string]reflect.Type{
+	"policy_loss":          reflect.TypeFor[PolicyLossRequest](),
+	"value_loss":           reflect.TypeFor[ValueLossRequest](),
+	"group_advantages":     reflect.TypeFor[GroupAdvantagesRequest](),
+	"gae":                  reflect.TypeFor[GAERequest](),
+	"bilevel_gae":          reflect.TypeFor[BiLevelGAERequest](),
+	"tas_weights":          reflect.TypeFor[TASWeightsRequest](),
+	"offpolicy_advantages": reflect.TypeFor[OffPolicyAdvantagesRequest](),
+	"appo_weights":         reflect.TypeFor[APPOWeightsRequest](),
+}
+
+// RequestType returns the Go type an op's request decodes into.
+func RequestType(op string) (reflect.Type, bool) {
+	t, ok := requests[op]
+	return t, ok
+}

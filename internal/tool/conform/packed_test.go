@@ -90,5 +90,6 @@ func TestPackedRequestErrors(t *testing.T) {
 		assert.ErrorContains(t, err, c.want, c.req)
 	}
 	_, err := conform.Run([]byte(`{"op": "gae", "rewards": [0, "x"], "values": [[0]], "mask": [[1]]}`))
-	assert.ErrorContains(t, err, "flat list")
+	assert.ErrorContains(t, err, `gae: rewards[1]: the string "x" is not a number`)
+	assert.ErrorIs(t, err, conform.ErrType)
 }

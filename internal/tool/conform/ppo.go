@@ -66,7 +66,7 @@ type PolicyLossRequest struct {
 		RolloutISThreshold     float64     `json:"rollout_is_threshold"`
 		RolloutRS              *string     `json:"rollout_rs"`
 		RolloutRSThreshold     rsThreshold `json:"rollout_rs_threshold"`
-		RolloutRSThresholdLow  float64     `json:"rollout_rs_threshold_lower"`
+		RolloutRSThresholdLow  *float64    `json:"rollout_rs_threshold_lower"`
 		OffPolicySeqMaskKL     float64     `json:"offpolicy_seq_mask_kl"`
 		AggNormWithoutSeqs     bool        `json:"agg_norm_without_seqs"`
 		peerFields
@@ -157,7 +157,7 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		RolloutISThreshold:     c.RolloutISThreshold,
 		RolloutRSThreshold:     c.RolloutRSThreshold.v,
 
-		RolloutRSThresholdLower: c.RolloutRSThresholdLow,
+		RolloutRSThresholdLower: orZero(c.RolloutRSThresholdLow),
 		OffPolicySeqMaskKL:      c.OffPolicySeqMaskKL,
 	}
 	var err error
@@ -200,6 +200,15 @@ func DecodePolicyLoss(raw json.RawMessage) (ppo.Inputs[float64], ppo.Config, err
 		}
 	}
 	return in, cfg, c.peerFields.apply(&cfg)
+}
+
+// orZero is a field whose documented default is null: null or omitted
+// is the library's 0.
+func orZero(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
 }
 
 // PolicyLossResponse is the answer to a policy_loss request.

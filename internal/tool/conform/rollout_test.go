@@ -2,6 +2,7 @@ package conform_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,6 +19,11 @@ func TestPolicyLossPeerRollout(t *testing.T) {
 	const batch = `"logp": [[-0.7, -2, -1.7]], "old_logp": [[-1, -2, -1.5]], "advantages": [[1, -1, 0.5]], "mask": [[1, 1, 1]],
 		"rollout_logp": [[-2.0986122886681098, -2, -1.6]], "ref_logp": [[-1, -1.5, -2]]`
 	loss := func(cfg string) (float64, error) {
+		// The batch carries ref_logp for the KL cases; a request that
+		// sends it needs a KL coefficient (an unread input is an error).
+		if !strings.Contains(cfg, "kl_coef") {
+			cfg = strings.TrimPrefix(cfg+`, "kl_coef": 0.001`, ", ")
+		}
 		out, err := conform.Run([]byte(`{"op": "policy_loss", ` + batch + `, "config": {` + cfg + `}}`))
 		if err != nil {
 			return 0, err

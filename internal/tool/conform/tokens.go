@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
 
 	"github.com/rlpost/rlpost/tensor"
 )
@@ -21,11 +23,16 @@ type Tokens struct {
 	Packed bool
 }
 
-// UnmarshalJSON accepts rows or a flat list; null leaves x absent.
+// UnmarshalJSON accepts rows or a flat list of numbers, each of which may
+// also be the string NegInf; null leaves x absent (the request's checker
+// has refused a null field before).
 func (x *Tokens) UnmarshalJSON(b []byte) error {
 	*x = Tokens{}
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return nil
+	}
+	if bytes.IndexByte(b, '"') >= 0 {
+		return x.unmarshalNegInf(b)
 	}
 	if err := json.Unmarshal(b, &x.Rows); err == nil {
 		return nil
@@ -37,6 +44,42 @@ func (x *Tokens) UnmarshalJSON(b []byte) error {
 	x.Packed = true
 	if x.Flat == nil {
 		x.Flat = []float64{}
+	}
+	return nil
+}
+
+// entry is one token that may be spelt NegInf.
+type entry float64
+
+func (e *entry) UnmarshalJSON(b []byte) error {
+	if string(b) == strconv.Quote(NegInf) {
+		*e = entry(math.Inf(-1))
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(e))
+}
+
+// unmarshalNegInf is UnmarshalJSON's slow path, for a field that holds a
+// string, which can only be NegInf.
+func (x *Tokens) unmarshalNegInf(b []byte) error {
+	var rows [][]entry
+	if err := json.Unmarshal(b, &rows); err == nil {
+		x.Rows = make([][]float64, len(rows))
+		for i, r := range rows {
+			x.Rows[i] = make([]float64, len(r))
+			for j, v := range r {
+				x.Rows[i][j] = float64(v)
+			}
+		}
+		return nil
+	}
+	var flat []entry
+	if err := json.Unmarshal(b, &flat); err != nil {
+		return errors.New("want a list of rows of numbers, or with cu_seqlens one flat list of numbers")
+	}
+	x.Flat, x.Packed = make([]float64, len(flat)), true
+	for i, v := range flat {
+		x.Flat[i] = float64(v)
 	}
 	return nil
 }

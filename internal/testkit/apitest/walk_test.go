@@ -1,4 +1,4 @@
-package errwalk
+package apitest
 
 import (
 	"os"
