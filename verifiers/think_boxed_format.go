@@ -45,19 +45,8 @@ func boxedRunes(s string) (runes, n int) {
 			break
 		}
 		start := i + j + len(open)
-		depth, k := 1, start
-		for k < len(s) && depth > 0 {
-			switch s[k] {
-			case '\\':
-				k++ // skip the escaped byte
-			case '{':
-				depth++
-			case '}':
-				depth--
-			}
-			k++
-		}
-		if depth != 0 || k > len(s) {
+		k, ok := boxEnd(s, start)
+		if !ok {
 			break // unbalanced: nothing after it closes either
 		}
 		runes += utf8.RuneCountInString(s[start : k-1])
@@ -65,6 +54,25 @@ func boxedRunes(s string) (runes, n int) {
 		i = k
 	}
 	return runes, n
+}
+
+// boxEnd returns the index just past the '}' that closes a box whose
+// content starts at start (escaped bytes skipped), or false when nothing
+// closes it.
+func boxEnd(s string, start int) (int, bool) {
+	depth, k := 1, start
+	for k < len(s) && depth > 0 {
+		switch s[k] {
+		case '\\':
+			k++ // skip the escaped byte
+		case '{':
+			depth++
+		case '}':
+			depth--
+		}
+		k++
+	}
+	return k, depth == 0 && k <= len(s)
 }
 
 // ThinkBoxedFormat is the "think_boxed_format" verifier: score 1 when pred
@@ -121,19 +129,8 @@ func visibleBox(s string) bool {
 			return false
 		}
 		start := i + j + len(open)
-		depth, k := 1, start
-		for k < len(s) && depth > 0 {
-			switch s[k] {
-			case '\\':
-				k++
-			case '{':
-				depth++
-			case '}':
-				depth--
-			}
-			k++
-		}
-		if depth != 0 || k > len(s) {
+		k, ok := boxEnd(s, start)
+		if !ok {
 			return false
 		}
 		if norm.Visible(s[start : k-1]) {

@@ -419,21 +419,29 @@ func (p *parser) array(t reflect.Type, depth int) error {
 		if err != nil {
 			return err
 		}
-		p.pop()
-		p.space()
-		if p.i >= len(p.b) {
-			return p.syntax("unexpected end of input in a list")
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return nil
-		default:
-			return p.syntax("want ',' or ']' after a list entry")
+		if done, err := p.next(); err != nil || done {
+			return err
 		}
 	}
+}
+
+// next ends one list entry: it pops the entry's path and reads the ','
+// that continues the list, or the ']' that ends it (done).
+func (p *parser) next() (done bool, err error) {
+	p.pop()
+	p.space()
+	if p.i >= len(p.b) {
+		return false, p.syntax("unexpected end of input in a list")
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case ']':
+		p.i++
+		return true, nil
+	}
+	return false, p.syntax("want ',' or ']' after a list entry")
 }
 
 // row parses one row of a Tokens field.
@@ -453,19 +461,8 @@ func (p *parser) row(depth int) error {
 		if err := p.entry(); err != nil {
 			return err
 		}
-		p.pop()
-		p.space()
-		if p.i >= len(p.b) {
-			return p.syntax("unexpected end of input in a list")
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return nil
-		default:
-			return p.syntax("want ',' or ']' after a list entry")
+		if done, err := p.next(); err != nil || done {
+			return err
 		}
 	}
 }

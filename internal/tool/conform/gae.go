@@ -52,17 +52,24 @@ func gaePreset(name string) (gae.Config, error) {
 	return gae.Config{}, tensor.Errorf(tensor.ErrRange, "config.preset", nil, "%q, want \"verl\" or \"trl\"", name)
 }
 
-// DecodeGAE turns a gae request into the library's inputs and configuration,
-// with docs/conformance.md's defaults (γ = 1, λ = 1, no whitening), or
-// those of config.preset, which the other config fields override.
-func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
+// configPreset returns a request's config.preset, read before the request
+// is decoded with the preset's defaults; a malformed request fails in that
+// decode.
+func configPreset(raw json.RawMessage) string {
 	var head struct {
 		Config struct {
 			Preset string `json:"preset"`
 		} `json:"config"`
 	}
-	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
-	def, err := gaePreset(head.Config.Preset)
+	_ = json.Unmarshal(raw, &head)
+	return head.Config.Preset
+}
+
+// DecodeGAE turns a gae request into the library's inputs and configuration,
+// with docs/conformance.md's defaults (γ = 1, λ = 1, no whitening), or
+// those of config.preset, which the other config fields override.
+func DecodeGAE(raw json.RawMessage) (GAEInputs, gae.Config, error) {
+	def, err := gaePreset(configPreset(raw))
 	if err != nil {
 		return GAEInputs{}, gae.Config{}, err
 	}

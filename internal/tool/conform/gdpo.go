@@ -38,13 +38,7 @@ type MultiRewardRequest struct {
 // reward columns (one slice per reward function), weights, groups,
 // configuration and whether the aggregation is decoupled.
 func DecodeMultiReward(raw json.RawMessage) (cols [][]float64, weights []float64, g grpo.Groups, cfg grpo.Config, decoupled bool, err error) {
-	var head struct {
-		Config struct {
-			Preset string `json:"preset"`
-		} `json:"config"`
-	}
-	_ = json.Unmarshal(raw, &head) // a malformed request fails in decode below
-	def, err := groupPreset(head.Config.Preset)
+	def, err := groupPreset(configPreset(raw))
 	if err != nil {
 		return nil, nil, g, cfg, false, err
 	}
