@@ -124,7 +124,7 @@ type OffPolicy[F tensor.Float] struct {
 	// log-probabilities in order.
 	Logp, Mask tensor.Batch[F]
 	// RefLogp is log π_ref, required when Loss.KLCoef ≠ 0 unless
-	// FreshOnlyKL is set (then it is ignored).
+	// FreshOnlyKL is set (then giving it is an error: it would be unread).
 	RefLogp tensor.Batch[F]
 	// ProxLogp, if given, makes the part decoupled PPO: the ratio is taken
 	// to the proximal policy and each token weighted by π_prox/π_θoff,
@@ -377,6 +377,12 @@ func (o *Objective[F]) offPolicy(grad tensor.Batch[F], off OffPolicy[F]) (ppo.Re
 	}
 	loss, ref := o.cfg.Loss, off.RefLogp
 	if o.cfg.FreshOnlyKL {
+		if len(off.RefLogp.Data) != 0 {
+			// An input the step would not read is an error, as in ppo
+			// (RefLogp with KLCoef 0): the caller meant a KL it is not getting.
+			return ppo.Result{}, st, false, tensor.Errorf(tensor.ErrRange, "off.RefLogp", nil,
+				"given, but FreshOnlyKL is set, so it would be ignored; leave it out or clear FreshOnlyKL")
+		}
 		loss.KLCoef, ref = 0, tensor.Batch[F]{}
 	}
 	r, err := ppo.PolicyLoss(grad, ppo.Inputs[F]{

@@ -442,11 +442,14 @@ func TestFreshOnlyKL(t *testing.T) {
 	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
 	assert.ErrorIs(t, err, tensor.ErrEmpty, "default without off-policy reference")
 	o = objective[float64](t, func(c *replay.ObjectiveConfig) { c.Loss.KLCoef, c.FreshOnlyKL = 0.1, true })
-	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off); err != nil || res.Off.KLLoss != 0 || res.On.KLLoss == 0 {
+	if res, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef); err != nil || res.Off.KLLoss != 0 || res.On.KLLoss == 0 {
 		t.Errorf("FreshOnlyKL: on KL loss %v, off KL loss %v, %v; want ≠ 0 and 0", res.On.KLLoss, res.Off.KLLoss, err)
 	}
-	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, noRef.Logp), s.on, noRef)
-	assert.NoError(t, err, "FreshOnlyKL without off-policy reference")
+	// A reference the guard would leave unread is refused, as ppo refuses
+	// RefLogp with KLCoef 0.
+	_, err = o.Step(like(gOn, s.on.Logp), like(gOff, s.off.Logp), s.on, s.off)
+	require.ErrorIs(t, err, tensor.ErrRange, "FreshOnlyKL with an off-policy reference")
+	assert.Contains(t, err.Error(), "off.RefLogp")
 }
 
 // like wraps a flat gradient slice as a batch of x's shape.

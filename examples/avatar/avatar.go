@@ -159,10 +159,14 @@ func (m *avatarMethod) Step(r *runner) (stepStats, error) {
 	gradOn, gradOff := tensor.MustNew[float64](len(on), maxLen), tensor.MustNew[float64](len(off), maxLen)
 	sOn, sOff := a.prepare(on, true), a.prepare(off, true)
 	bOn, bOff := a.forward(sOn), a.forward(sOff)
+	offRef := bOff.Ref
+	if m.obj.Config().FreshOnlyKL {
+		offRef = tensor.Batch[float64]{} // the guard takes no KL on the replayed part
+	}
 	res, err := m.obj.Step(gradOn, gradOff,
 		replay.OnPolicy[float64]{Logp: bOn.Logp, OldLogp: bOn.Old, Mask: bOn.Mask, RefLogp: bOn.Ref,
 			Rewards: rewards, Groups: grpo.Contiguous(set.OnPolicy), Prompts: ids},
-		replay.OffPolicy[float64]{Logp: bOff.Logp, Mask: bOff.Mask, RefLogp: bOff.Ref, Samples: samples})
+		replay.OffPolicy[float64]{Logp: bOff.Logp, Mask: bOff.Mask, RefLogp: offRef, Samples: samples})
 	if err != nil {
 		return st, err
 	}
