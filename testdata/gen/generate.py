@@ -284,6 +284,23 @@ RS_KL = [("token_k1", "0.8_1.2"), ("token_k2", "0.02"), ("token_k3", "0.05"), ("
          ("seq_mean_k3", "0.03"), ("seq_max_k2", "0.2"), ("seq_max_k3", "0.15")]
 
 
+def _rollout_base(g, k):
+    """A policy-loss request with rollout log-probs drifted from old_logp,
+    sometimes one token far off: the start of every rollout-correction
+    case (draws in a fixed order, so the vectors are reproducible), with
+    its shape."""
+    B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
+    req = _policy_base(g, B, T)
+    cfg = req["config"]
+    cfg["agg"] = AGGS[k % len(AGGS)]
+    drift = g.pick([0.05, 0.3, 1.0])
+    req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
+    if g.r.random() < 0.3:
+        b, t = g.r.randrange(B), g.r.randrange(T)
+        req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+    return req, cfg, B, T
+
+
 def policy_rollout_peer_cases(g):
     """The two-sided rollout corrections (docs/spec.md#rollout-correction):
     truncation with a lower bound, masked weights (IcePop / MIS),
@@ -291,15 +308,7 @@ def policy_rollout_peer_cases(g):
     SkyRL's outlier-token mask, and the peers' names for them."""
     cases = []
     for k in range(48):
-        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
-        req = _policy_base(g, B, T)
-        cfg = req["config"]
-        cfg["agg"] = AGGS[k % len(AGGS)]
-        drift = g.pick([0.05, 0.3, 1.0])
-        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
-        if g.r.random() < 0.3:
-            b, t = g.r.randrange(B), g.r.randrange(T)
-            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        req, cfg, B, T = _rollout_base(g, k)
         kind = k % 4
         if kind == 0:  # rlpost's names
             cfg["rollout_is"] = g.pick(["token", "sequence"])
@@ -524,15 +533,7 @@ def policy_rollout_cases(g):
     with some rows whose rollout log-probs drift far from the trainer's."""
     cases = []
     for k in range(36):
-        B, T = g.pick([(1, 1), (1, 6), (4, 1)]) if k < 3 else g.shape()
-        req = _policy_base(g, B, T)
-        cfg = req["config"]
-        cfg["agg"] = AGGS[k % len(AGGS)]
-        drift = g.pick([0.05, 0.3, 1.0])
-        req["rollout_logp"] = [[num(x + g.u(-drift, drift)) for x in row] for row in req["old_logp"]]
-        if g.r.random() < 0.3:
-            b, t = g.r.randrange(B), g.r.randrange(T)
-            req["rollout_logp"][b][t] = num(req["old_logp"][b][t] + g.pick([-25.0, 3.0]))
+        req, cfg, B, T = _rollout_base(g, k)
         if k % 3 != 2:
             cfg["rollout_is"] = g.pick(["token", "sequence"])
             cfg["rollout_is_threshold"] = g.pick([2.0, 1.2, 5.0])
