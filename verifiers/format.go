@@ -141,11 +141,9 @@ func scoreAnswer(_ context.Context, ans string, found bool, ref string, c *confi
 	}
 	fold := c.ignoreCase
 	gold := strings.TrimSpace(ref)
-	if c.extract == ExtractSlot {
-		if hedged(ans, gold) {
-			return Result{Reason: reasonSeveral}, nil
-		}
-		ans = unquote(ans, gold)
+	ans, ok := oneText(ans, c, gold)
+	if !ok {
+		return Result{Reason: reasonSeveral}, nil
 	}
 	res := Result{Parsed: ans}
 	if ans == gold || fold && strings.EqualFold(ans, gold) {

@@ -297,11 +297,9 @@ func scoreOCR(ctx context.Context, ans string, found bool, ref string, c *config
 	if err != nil || !found {
 		return Result{}, err
 	}
-	if c.extract == ExtractSlot {
-		if hedged(ans, targets...) {
-			return Result{Reason: reasonSeveral}, nil
-		}
-		ans = unquote(ans, targets...)
+	ans, ok := oneText(ans, c, targets...)
+	if !ok {
+		return Result{Reason: reasonSeveral}, nil
 	}
 	fold := c.ignoreCase
 	got := ans

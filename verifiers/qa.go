@@ -92,11 +92,9 @@ func scoreQA(_ context.Context, ans string, found bool, ref string, c *config) (
 	if err != nil || !found {
 		return Result{}, err
 	}
-	if c.extract == ExtractSlot {
-		if hedged(ans, golds...) {
-			return Result{Reason: reasonSeveral}, nil
-		}
-		ans = unquote(ans, golds...)
+	ans, ok := oneText(ans, c, golds...)
+	if !ok {
+		return Result{Reason: reasonSeveral}, nil
 	}
 	got := NormalizeQA(ans)
 	res := Result{Parsed: got}

@@ -136,6 +136,20 @@ func differingFences(s, want string) bool {
 	return false
 }
 
+// oneText is the slot rule's last step for the verifiers whose answer is
+// free text (answer, ocr, qa): under the slot rule a hedge between texts is
+// no answer (ok false), and quotes around the whole answer are not part of
+// it. With another extraction the text is read as it is.
+func oneText(ans string, c *config, targets ...string) (string, bool) {
+	if c.extract != ExtractSlot {
+		return ans, true
+	}
+	if hedged(ans, targets...) {
+		return "", false
+	}
+	return unquote(ans, targets...), true
+}
+
 // hedged reports an answer text that offers alternatives — "X or Y", "X /
 // Y", "either X", "X, or maybe Y" — or runs a retraction into itself ("X
 // Actually no, Y"), when no target uses that word itself.
