@@ -98,9 +98,9 @@ const (
 
 var klNames = [...]string{K3: "k3", K1: "k1", K2: "k2", LowVarKL: "low_var_kl", KLAbs: "abs", K3Plus: "k3+"}
 
-// kernelCode is the estimator's number in the policy kernels (internal/kernel
-// Policy.KL, the CUDA kernels' kl_est): 1, 2, 3 for k1, k2, k3, 0 for an
-// estimator they do not compute.
+// kernelCode is the estimator's number in the assembly policy kernels
+// (internal/kernel Policy.KL): 1, 2, 3 for k1, k2, k3, 0 for an estimator
+// they do not compute. (The CUDA kernels know more; cuda maps them itself.)
 func (k KLEstimator) kernelCode() int64 {
 	switch k {
 	case K1:

@@ -60,8 +60,8 @@
 #define MODE_SAPO 5
 #define MODE_GPG 6
 
-// KL estimators: ppo.KLEstimator + 1 after ppo's rules resolve low_var_kl
-// to k3 clamped at 10; 0 is no reference policy.
+// KL estimators, by name (cuda/policy.go maps ppo's; low_var_kl is k3
+// clamped at 10); 0 is no reference policy.
 #define KL_K1 1
 #define KL_K2 2
 #define KL_K3 3
